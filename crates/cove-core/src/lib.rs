@@ -1,0 +1,18 @@
+//! The app model: routes, middleware, the request/response exchange and the
+//! pipeline that runs them. It knows nothing of Lua or JavaScript: a script
+//! runtime implements [`Engine`] and the pipeline calls it by [`HandlerId`].
+
+mod exchange;
+mod limits;
+pub mod log;
+mod pipeline;
+mod query;
+mod response;
+mod router;
+
+pub use exchange::{Exchange, Request};
+pub use limits::Limits;
+pub use pipeline::{run_main, run_pre, Engine, Flow, ScriptError};
+pub use query::{parse_query, percent_decode};
+pub use response::{Response, ResponseError};
+pub use router::{HandlerId, MiddlewarePattern, Phase, Plan, RouteError, RouteTable, Target};

@@ -1,0 +1,201 @@
+//! Runs one request through pre-body middleware, post-body middleware and the
+//! route handler (Hull §3.3). The server reads the body between the phases.
+
+use crate::{Exchange, HandlerId, Response, Target};
+
+/// What a middleware asked for: go on, or send the response as it is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// A script error, already formatted as `file:line: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptError {
+    pub message: String,
+}
+
+impl std::fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A script runtime bound to one worker. Calls are synchronous and never
+/// re-entered; `State` carries per-request script objects between calls.
+pub trait Engine {
+    type State: Default;
+    fn call(
+        &self,
+        handler: HandlerId,
+        ex: &mut Exchange,
+        state: &mut Self::State,
+    ) -> Result<Flow, ScriptError>;
+}
+
+fn run_chain<E: Engine>(
+    engine: &E,
+    ids: &[HandlerId],
+    ex: &mut Exchange,
+    st: &mut E::State,
+) -> Flow {
+    for &id in ids {
+        match engine.call(id, ex, st) {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Stop) => return Flow::Stop,
+            Err(e) => {
+                ex.errors.push(e);
+                ex.res.fail();
+                return Flow::Stop;
+            }
+        }
+    }
+    Flow::Continue
+}
+
+/// Pre-body middleware. `Flow::Stop` means the response is final.
+pub fn run_pre<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) -> Flow {
+    let ids = std::mem::take(&mut ex.plan.pre);
+    let flow = run_chain(engine, &ids, ex, st);
+    ex.plan.pre = ids;
+    flow
+}
+
+/// Post-body middleware, then the handler (or the 404/405 response).
+pub fn run_main<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) {
+    let ids = std::mem::take(&mut ex.plan.post);
+    let flow = run_chain(engine, &ids, ex, st);
+    ex.plan.post = ids;
+    if flow == Flow::Stop {
+        return;
+    }
+    match &ex.plan.target {
+        Target::Route { handler, .. } => {
+            let handler = *handler;
+            if let Err(e) = engine.call(handler, ex, st) {
+                ex.errors.push(e);
+                ex.res.fail();
+            }
+        }
+        Target::NotFound => set_plain(&mut ex.res, Response::plain(404, "Not Found")),
+        Target::MethodNotAllowed(allowed) => {
+            let allow = allowed.join(", ");
+            set_plain(&mut ex.res, Response::plain(405, "Method Not Allowed"));
+            ex.res.headers.push(("Allow".to_string(), allow));
+        }
+    }
+}
+
+/// Keep headers middleware added (CORS, request ids) on server responses.
+fn set_plain(res: &mut Response, plain: Response) {
+    res.status = plain.status;
+    res.content_type = None;
+    res.body_type = plain.body_type;
+    res.body = plain.body;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Phase, Request, RouteTable};
+    use std::cell::RefCell;
+
+    /// An engine whose handlers are Rust closures, recording the call order.
+    struct Fake {
+        calls: RefCell<Vec<HandlerId>>,
+        stop_at: Option<HandlerId>,
+        fail_at: Option<HandlerId>,
+    }
+
+    impl Engine for Fake {
+        type State = u32;
+        fn call(
+            &self,
+            id: HandlerId,
+            ex: &mut Exchange,
+            st: &mut u32,
+        ) -> Result<Flow, ScriptError> {
+            self.calls.borrow_mut().push(id);
+            *st += 1;
+            ex.res.add_header("X-Seen", &id.to_string()).unwrap();
+            if Some(id) == self.fail_at {
+                return Err(ScriptError {
+                    message: "app.lua:3: boom".into(),
+                });
+            }
+            ex.res.text(format!("handler {id}, body {:?}", ex.req.body));
+            Ok(if Some(id) == self.stop_at {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            })
+        }
+    }
+
+    fn run(
+        stop_at: Option<HandlerId>,
+        fail_at: Option<HandlerId>,
+        method: &str,
+        path: &str,
+    ) -> (Vec<HandlerId>, Exchange) {
+        let mut t = RouteTable::new();
+        t.add_middleware(Phase::Pre, "*", "/*", 1).unwrap();
+        t.add_middleware(Phase::Post, "*", "/*", 2).unwrap();
+        t.add_route("GET", "/x", 9).unwrap();
+        let engine = Fake {
+            calls: RefCell::new(vec![]),
+            stop_at,
+            fail_at,
+        };
+        let mut ex = Exchange::new(Request::default(), t.plan(method, path));
+        let mut st = 0;
+        if run_pre(&engine, &mut ex, &mut st) == Flow::Continue {
+            run_main(&engine, &mut ex, &mut st);
+        }
+        (engine.calls.into_inner(), ex)
+    }
+
+    #[test]
+    fn runs_pre_post_then_handler() {
+        let (calls, ex) = run(None, None, "GET", "/x");
+        assert_eq!(calls, vec![1, 2, 9]);
+        assert_eq!(ex.res.status, 200);
+    }
+
+    #[test]
+    fn short_circuit_stops_the_chain() {
+        assert_eq!(run(Some(1), None, "GET", "/x").0, vec![1]);
+        assert_eq!(run(Some(2), None, "GET", "/x").0, vec![1, 2]);
+    }
+
+    #[test]
+    fn middleware_error_is_a_500_and_stops() {
+        let (calls, ex) = run(None, Some(1), "GET", "/x");
+        assert_eq!(calls, vec![1]);
+        assert_eq!(ex.res.status, 500);
+        assert_eq!(&ex.res.body[..], b"Internal Server Error");
+        assert_eq!(ex.errors[0].message, "app.lua:3: boom");
+        assert_eq!(ex.res.headers.len(), 1, "headers set before the error stay");
+    }
+
+    #[test]
+    fn handler_error_is_a_500() {
+        let (_, ex) = run(None, Some(9), "GET", "/x");
+        assert_eq!(ex.res.status, 500);
+    }
+
+    #[test]
+    fn not_found_and_405_keep_middleware_headers() {
+        let (calls, ex) = run(None, None, "GET", "/nope");
+        assert_eq!(calls, vec![1, 2]);
+        assert_eq!((ex.res.status, &ex.res.body[..]), (404, &b"Not Found"[..]));
+        assert_eq!(ex.res.headers.len(), 2);
+        let (_, ex) = run(None, None, "POST", "/x");
+        assert_eq!(ex.res.status, 405);
+        assert!(ex
+            .res
+            .headers
+            .contains(&("Allow".to_string(), "GET".to_string())));
+    }
+}

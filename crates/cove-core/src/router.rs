@@ -1,0 +1,391 @@
+//! Route table and middleware matching (Hull §3): `:param` segments, first
+//! match in registration order, 404/405, HEAD served by GET routes, and
+//! middleware patterns that are an exact path or a `/prefix/*`.
+
+use crate::query::percent_decode;
+
+/// Index of a script function registered by the engine.
+pub type HandlerId = u32;
+
+/// When a middleware runs: before the request body is read, or after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Pre,
+    Post,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Segment {
+    Literal(String),
+    Param(String),
+}
+
+#[derive(Debug, Clone)]
+struct Route {
+    method: String,
+    pattern: String,
+    segments: Vec<Segment>,
+    handler: HandlerId,
+}
+
+/// A middleware path pattern: `/health` (exact), `/api/*` (prefix) or `/*` (all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MiddlewarePattern {
+    Exact(String),
+    /// Prefix without the trailing `/*`; empty matches every path.
+    Prefix(String),
+}
+
+impl MiddlewarePattern {
+    pub fn parse(pattern: &str) -> Result<Self, RouteError> {
+        if !pattern.starts_with('/') {
+            return Err(RouteError::BadPattern(pattern.to_string()));
+        }
+        Ok(match pattern.strip_suffix("/*") {
+            Some(prefix) => MiddlewarePattern::Prefix(prefix.to_string()),
+            None => MiddlewarePattern::Exact(pattern.to_string()),
+        })
+    }
+
+    pub fn matches(&self, path: &str) -> bool {
+        match self {
+            MiddlewarePattern::Exact(p) => p == path,
+            MiddlewarePattern::Prefix(p) => {
+                p.is_empty()
+                    || path
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Middleware {
+    method: String,
+    pattern: MiddlewarePattern,
+    raw_pattern: String,
+    phase: Phase,
+    handler: HandlerId,
+}
+
+/// Registration errors, raised to the script that called `app.get` etc.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RouteError {
+    #[error("route pattern must start with '/': {0:?}")]
+    BadPattern(String),
+    #[error("method must be a non-empty token such as \"GET\" or \"*\": {0:?}")]
+    BadMethod(String),
+}
+
+/// What a request resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Route {
+        handler: HandlerId,
+        /// Percent-decoded `:param` captures, in pattern order.
+        params: Vec<(String, String)>,
+    },
+    NotFound,
+    /// The path matched but the method did not; carries the allowed methods.
+    MethodNotAllowed(Vec<String>),
+}
+
+/// The handlers one request runs, computed once from the route table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub target: Target,
+    pub pre: Vec<HandlerId>,
+    pub post: Vec<HandlerId>,
+}
+
+/// All routes and middleware of one loaded app.
+#[derive(Debug, Default, Clone)]
+pub struct RouteTable {
+    routes: Vec<Route>,
+    middleware: Vec<Middleware>,
+}
+
+fn check_method(method: &str) -> Result<(), RouteError> {
+    let ok = !method.is_empty()
+        && (method == "*"
+            || method
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(RouteError::BadMethod(method.to_string()))
+    }
+}
+
+fn split_path(path: &str) -> impl Iterator<Item = &str> {
+    let path = path.strip_prefix('/').unwrap_or(path);
+    // One trailing slash is tolerated: `/tasks/` matches `/tasks`.
+    let path = path.strip_suffix('/').unwrap_or(path);
+    path.split('/')
+}
+
+impl RouteTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add_route(
+        &mut self,
+        method: &str,
+        pattern: &str,
+        handler: HandlerId,
+    ) -> Result<(), RouteError> {
+        check_method(method)?;
+        if !pattern.starts_with('/') {
+            return Err(RouteError::BadPattern(pattern.to_string()));
+        }
+        let body = pattern.strip_prefix('/').unwrap_or(pattern);
+        let segments = body
+            .split('/')
+            .map(|s| match s.strip_prefix(':') {
+                Some(name) if !name.is_empty() => Segment::Param(name.to_string()),
+                _ => Segment::Literal(s.to_string()),
+            })
+            .collect();
+        self.routes.push(Route {
+            method: method.to_string(),
+            pattern: pattern.to_string(),
+            segments,
+            handler,
+        });
+        Ok(())
+    }
+
+    pub fn add_middleware(
+        &mut self,
+        phase: Phase,
+        method: &str,
+        pattern: &str,
+        handler: HandlerId,
+    ) -> Result<(), RouteError> {
+        check_method(method)?;
+        self.middleware.push(Middleware {
+            method: method.to_string(),
+            pattern: MiddlewarePattern::parse(pattern)?,
+            raw_pattern: pattern.to_string(),
+            phase,
+            handler,
+        });
+        Ok(())
+    }
+
+    pub fn route_count(&self) -> usize {
+        self.routes.len()
+    }
+
+    /// `(method, pattern)` of every route, in registration order.
+    pub fn routes(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.routes
+            .iter()
+            .map(|r| (r.method.as_str(), r.pattern.as_str()))
+    }
+
+    /// `(method, pattern, phase)` of every middleware, in registration order.
+    pub fn middleware(&self) -> impl Iterator<Item = (&str, &str, Phase)> {
+        self.middleware
+            .iter()
+            .map(|m| (m.method.as_str(), m.raw_pattern.as_str(), m.phase))
+    }
+
+    /// Resolve a request to the handlers it runs.
+    pub fn plan(&self, method: &str, path: &str) -> Plan {
+        let mut pre = Vec::new();
+        let mut post = Vec::new();
+        for m in &self.middleware {
+            let method_ok =
+                m.method == "*" || m.method == method || (method == "HEAD" && m.method == "GET");
+            if method_ok && m.pattern.matches(path) {
+                match m.phase {
+                    Phase::Pre => pre.push(m.handler),
+                    Phase::Post => post.push(m.handler),
+                }
+            }
+        }
+        Plan {
+            target: self.find(method, path),
+            pre,
+            post,
+        }
+    }
+
+    fn find(&self, method: &str, path: &str) -> Target {
+        let mut allowed: Vec<String> = Vec::new();
+        let mut head_fallback = None;
+        for route in &self.routes {
+            let Some(params) = match_segments(&route.segments, path) else {
+                continue;
+            };
+            if route.method == method {
+                return Target::Route {
+                    handler: route.handler,
+                    params,
+                };
+            }
+            if method == "HEAD" && route.method == "GET" && head_fallback.is_none() {
+                head_fallback = Some(Target::Route {
+                    handler: route.handler,
+                    params,
+                });
+            }
+            if !allowed.contains(&route.method) {
+                allowed.push(route.method.clone());
+            }
+        }
+        match head_fallback {
+            Some(t) => t,
+            None if !allowed.is_empty() => Target::MethodNotAllowed(allowed),
+            None => Target::NotFound,
+        }
+    }
+}
+
+fn match_segments(segments: &[Segment], path: &str) -> Option<Vec<(String, String)>> {
+    let mut params = Vec::new();
+    let mut parts = split_path(path);
+    for seg in segments {
+        let part = parts.next()?;
+        match seg {
+            Segment::Literal(lit) => {
+                if lit != part {
+                    return None;
+                }
+            }
+            Segment::Param(name) => {
+                if part.is_empty() {
+                    return None;
+                }
+                params.push((name.clone(), percent_decode(part, false)));
+            }
+        }
+    }
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> RouteTable {
+        let mut t = RouteTable::new();
+        t.add_route("GET", "/", 0).unwrap();
+        t.add_route("GET", "/tasks", 1).unwrap();
+        t.add_route("POST", "/tasks", 2).unwrap();
+        t.add_route("GET", "/tasks/:id", 3).unwrap();
+        t.add_route("GET", "/tasks/:id", 4).unwrap();
+        t.add_route("DELETE", "/a/:x/b/:y", 5).unwrap();
+        t
+    }
+
+    fn route(t: &Target) -> (HandlerId, Vec<(String, String)>) {
+        match t {
+            Target::Route { handler, params } => (*handler, params.clone()),
+            other => panic!("expected a route, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn first_registered_route_wins_and_params_are_captured() {
+        let t = table();
+        assert_eq!(route(&t.plan("GET", "/").target).0, 0);
+        assert_eq!(
+            route(&t.plan("GET", "/tasks/42").target),
+            (3, vec![("id".into(), "42".into())])
+        );
+        assert_eq!(
+            route(&t.plan("DELETE", "/a/1/b/two").target).1,
+            vec![("x".into(), "1".into()), ("y".into(), "two".into())]
+        );
+    }
+
+    #[test]
+    fn params_are_percent_decoded() {
+        let t = table();
+        assert_eq!(
+            route(&t.plan("GET", "/tasks/a%20b").target).1,
+            vec![("id".into(), "a b".into())]
+        );
+    }
+
+    #[test]
+    fn one_trailing_slash_is_tolerated() {
+        let t = table();
+        assert_eq!(route(&t.plan("GET", "/tasks/").target).0, 1);
+        assert_eq!(t.plan("GET", "/tasks//").target, Target::NotFound);
+    }
+
+    #[test]
+    fn not_found_and_method_not_allowed() {
+        let t = table();
+        assert_eq!(t.plan("GET", "/nope").target, Target::NotFound);
+        let allowed = Target::MethodNotAllowed(vec!["GET".into(), "POST".into()]);
+        assert_eq!(t.plan("PUT", "/tasks").target, allowed);
+        assert_eq!(t.plan("get", "/tasks").target, allowed);
+        assert_eq!(t.plan("GET", "/tasks/1/x").target, Target::NotFound);
+        assert_eq!(t.plan("GET", "/Tasks").target, Target::NotFound);
+    }
+
+    #[test]
+    fn head_falls_back_to_get() {
+        let t = table();
+        assert_eq!(route(&t.plan("HEAD", "/tasks").target).0, 1);
+        assert_eq!(
+            t.plan("HEAD", "/a/1/b/2").target,
+            Target::MethodNotAllowed(vec!["DELETE".into()])
+        );
+    }
+
+    #[test]
+    fn head_prefers_an_explicit_head_route() {
+        let mut t = RouteTable::new();
+        t.add_route("GET", "/x", 0).unwrap();
+        t.add_route("HEAD", "/x", 1).unwrap();
+        assert_eq!(route(&t.plan("HEAD", "/x").target).0, 1);
+    }
+
+    #[test]
+    fn middleware_patterns() {
+        let all = MiddlewarePattern::parse("/*").unwrap();
+        let api = MiddlewarePattern::parse("/api/*").unwrap();
+        let exact = MiddlewarePattern::parse("/health").unwrap();
+        assert!(all.matches("/") && all.matches("/x/y"));
+        assert!(api.matches("/api") && api.matches("/api/") && api.matches("/api/items"));
+        assert!(!api.matches("/apix") && !api.matches("/"));
+        assert!(exact.matches("/health") && !exact.matches("/health/x"));
+        assert!(MiddlewarePattern::parse("api").is_err());
+    }
+
+    #[test]
+    fn middleware_order_method_and_phase() {
+        let mut t = table();
+        t.add_middleware(Phase::Pre, "*", "/*", 10).unwrap();
+        t.add_middleware(Phase::Post, "POST", "/tasks", 11).unwrap();
+        t.add_middleware(Phase::Pre, "GET", "/tasks/*", 12).unwrap();
+        t.add_middleware(Phase::Pre, "*", "/other", 13).unwrap();
+        let p = t.plan("GET", "/tasks/1");
+        assert_eq!((p.pre, p.post), (vec![10, 12], vec![]));
+        let p = t.plan("POST", "/tasks");
+        assert_eq!((p.pre, p.post), (vec![10], vec![11]));
+        // GET middleware also runs for HEAD; middleware runs for 404s too.
+        assert_eq!(t.plan("HEAD", "/tasks").pre, vec![10, 12]);
+        let p = t.plan("GET", "/missing");
+        assert_eq!((p.target, p.pre), (Target::NotFound, vec![10]));
+    }
+
+    #[test]
+    fn bad_registrations_are_rejected() {
+        let mut t = RouteTable::new();
+        assert!(t.add_route("GET", "x", 0).is_err());
+        assert!(t.add_route("", "/x", 0).is_err());
+        assert!(t.add_middleware(Phase::Pre, "G T", "/x", 0).is_err());
+    }
+}
