@@ -1,1 +1,10 @@
-//! placeholder
+//! Capabilities written once in Rust and bound to every script runtime:
+//! time, env, log, JSON encoding primitives and the app manifest.
+
+pub mod env;
+pub mod json;
+pub mod log;
+pub mod manifest;
+pub mod time;
+
+pub use manifest::{Csp, Manifest, ManifestError};

@@ -22,6 +22,13 @@ impl std::fmt::Display for ScriptError {
     }
 }
 
+/// A loaded app on one worker: its route table and its script engine.
+pub trait App {
+    type Engine: Engine;
+    fn routes(&self) -> &crate::RouteTable;
+    fn engine(&self) -> &Self::Engine;
+}
+
 /// A script runtime bound to one worker. Calls are synchronous and never
 /// re-entered; `State` carries per-request script objects between calls.
 pub trait Engine {

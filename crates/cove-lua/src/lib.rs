@@ -1,1 +1,15 @@
-//! placeholder
+//! The Lua 5.4 runtime: a thin binding from Hull's Lua API to Cove's
+//! capabilities. Value conversion and error mapping live here; behaviour
+//! lives in cove-core, cove-db and cove-caps.
+
+mod app_api;
+mod db;
+mod engine;
+mod error;
+mod globals;
+mod json;
+mod request;
+mod require;
+mod vm;
+
+pub use engine::{LuaApp, LuaConfig, LuaEngine};

@@ -1,0 +1,129 @@
+//! JSON encoding primitives shared by the runtimes' value walkers: strings,
+//! integers (never rounded) and floats (shortest round-trip form).
+
+use std::fmt;
+
+/// Values JSON cannot carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonError {
+    NotFinite,
+    Unsupported(&'static str),
+    SparseArray,
+    MixedKeys,
+    TooDeep,
+    Cycle,
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonError::NotFinite => f.write_str("cannot encode NaN or infinity as JSON"),
+            JsonError::Unsupported(t) => write!(f, "cannot encode a {t} as JSON"),
+            JsonError::SparseArray => f.write_str("invalid table: sparse array (holes cannot be JSON)"),
+            JsonError::MixedKeys => f.write_str(
+                "invalid table: mixed or invalid key types (use only string keys, or a 1..n sequence)",
+            ),
+            JsonError::TooDeep => f.write_str("value nested too deeply for JSON (over 256 levels)"),
+            JsonError::Cycle => f.write_str("cannot encode a table that contains itself"),
+        }
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// Deepest nesting accepted when encoding or decoding.
+pub const MAX_DEPTH: usize = 256;
+
+/// Append `s` as a JSON string. Invalid UTF-8 becomes U+FFFD.
+pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
+    match std::str::from_utf8(s) {
+        Ok(text) => write_str(out, text),
+        Err(_) => write_str(out, &String::from_utf8_lossy(s)),
+    }
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => &[],
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if esc.is_empty() {
+            out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+        } else {
+            out.extend_from_slice(esc);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Append an integer exactly (no `%.14g` rounding).
+pub fn write_int(out: &mut Vec<u8>, n: i64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// Append a float: integral values below 2^53 print without a fraction
+/// (`3`), others in shortest round-trip form (`0.1`, `1e+300`).
+pub fn write_float(out: &mut Vec<u8>, f: f64) -> Result<(), JsonError> {
+    if !f.is_finite() {
+        return Err(JsonError::NotFinite);
+    }
+    if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+        // -0.0 lands here too and prints as 0, as in JavaScript.
+        write_int(out, f as i64);
+        return Ok(());
+    }
+    out.extend_from_slice(ryu::Buffer::new().format_finite(f).as_bytes());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(bytes: &[u8]) -> String {
+        let mut out = Vec::new();
+        write_string(&mut out, bytes);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn f(x: f64) -> String {
+        let mut out = Vec::new();
+        write_float(&mut out, x).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn escapes_strings_like_hull() {
+        assert_eq!(s(b"a\"b\\c\n\t\x01/"), r#""a\"b\\c\n\t\u0001/""#);
+        assert_eq!(s("héllo ✓".as_bytes()), "\"héllo ✓\"");
+        assert_eq!(s(b"\xff"), "\"\u{fffd}\"");
+    }
+
+    #[test]
+    fn numbers_keep_their_digits() {
+        let mut out = Vec::new();
+        write_int(&mut out, 9_007_199_254_740_993);
+        assert_eq!(out, b"9007199254740993");
+        assert_eq!(f(3.0), "3");
+        assert_eq!(f(0.1), "0.1");
+        assert_eq!(f(1.0 / 3.0), "0.3333333333333333");
+        assert_eq!(f(1e300), "1e300");
+        assert_eq!(f(-0.0), "0");
+        assert!(write_float(&mut Vec::new(), f64::NAN).is_err());
+    }
+}

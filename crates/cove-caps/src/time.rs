@@ -1,0 +1,95 @@
+//! `time.*` (Hull §6.2): Unix seconds and milliseconds, a monotonic clock and
+//! UTC date strings.
+
+use std::sync::OnceLock;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+fn since_epoch() -> std::time::Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// Unix time in seconds.
+pub fn now() -> i64 {
+    since_epoch().as_secs() as i64
+}
+
+/// Unix time in milliseconds.
+pub fn now_ms() -> i64 {
+    since_epoch().as_millis() as i64
+}
+
+static START: OnceLock<Instant> = OnceLock::new();
+
+/// Milliseconds on a monotonic clock that starts with the process.
+pub fn clock() -> i64 {
+    START.get_or_init(Instant::now).elapsed().as_millis() as i64
+}
+
+/// Start the monotonic clock (call once at process start).
+pub fn start_clock() {
+    START.get_or_init(Instant::now);
+}
+
+/// (year, month, day) of a day count since 1970-01-01 (civil calendar).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `YYYY-MM-DD` (UTC) of a Unix time.
+pub fn date_of(secs: i64) -> String {
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` (UTC) of a Unix time.
+pub fn datetime_of(secs: i64) -> String {
+    let rem = secs.rem_euclid(86_400);
+    format!(
+        "{}T{:02}:{:02}:{:02}Z",
+        date_of(secs),
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// Today's UTC date.
+pub fn date() -> String {
+    date_of(now())
+}
+
+/// The current UTC date and time.
+pub fn datetime() -> String {
+    datetime_of(now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(datetime_of(0), "1970-01-01T00:00:00Z");
+        assert_eq!(datetime_of(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(datetime_of(1_772_883_296), "2026-03-07T11:34:56Z");
+        assert_eq!(date_of(-1), "1969-12-31");
+    }
+
+    #[test]
+    fn clocks_move_forward() {
+        let a = clock();
+        assert!(clock() >= a);
+        assert!(now_ms() / 1000 - now() <= 1);
+    }
+}

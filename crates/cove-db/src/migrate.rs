@@ -1,0 +1,189 @@
+//! Forward-only SQL migrations from a directory, tracked in `_hull_migrations` (Hull API §5.4).
+
+use crate::conn::{Db, Origin};
+use crate::error::DbError;
+use crate::sql_text;
+use crate::value::{Value, ValueRef};
+use std::collections::HashMap;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::Path;
+
+const TABLE: &str = "_hull_migrations";
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS _hull_migrations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE,
+    applied_at TEXT NOT NULL DEFAULT (datetime('now')))";
+const ENDED_OWN_TRANSACTION: &str =
+    "the file ended the migration's transaction itself (COMMIT/ROLLBACK/END); remove that statement";
+
+/// What [`Db::migrate`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MigrationReport {
+    /// Files applied by this run, in order.
+    pub applied: Vec<String>,
+    /// Files skipped because they hold only whitespace and comments (they are not recorded).
+    pub skipped_empty: Vec<String>,
+}
+
+/// One migration file and when it was applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MigrationStatus {
+    /// File name, e.g. `001_init.sql`.
+    pub name: String,
+    /// `applied_at` from `_hull_migrations` (UTC, `YYYY-MM-DD HH:MM:SS`), or `None` if pending.
+    pub applied_at: Option<String>,
+}
+
+impl Db {
+    /// Applies, in file-name order, every `*.sql` file of `dir` not yet recorded, each in its
+    /// own transaction; stops at the first failure. A missing `dir` applies nothing.
+    pub fn migrate(&mut self, dir: &Path) -> Result<MigrationReport, DbError> {
+        if self.in_transaction() {
+            return Err(DbError::Transaction(
+                "cannot run migrations inside a transaction".to_owned(),
+            ));
+        }
+        self.exec(CREATE_TABLE, &[], Origin::Stdlib)
+            .map_err(|e| failed(TABLE, e))?;
+        let applied = self.applied().map_err(|e| failed(TABLE, e))?;
+        let mut report = MigrationReport::default();
+        for name in sql_files(dir)? {
+            if applied.contains_key(&name) {
+                continue;
+            }
+            let sql = fs::read_to_string(dir.join(&name)).map_err(|e| failed(&name, e))?;
+            if sql_text::is_blank(&sql) {
+                report.skipped_empty.push(name);
+            } else if self.apply(&name, &sql).map_err(|e| failed(&name, e))? {
+                report.applied.push(name);
+            }
+        }
+        Ok(report)
+    }
+
+    /// Every `*.sql` file of `dir` in apply order, with its `applied_at` if it was applied.
+    pub fn migration_status(&mut self, dir: &Path) -> Result<Vec<MigrationStatus>, DbError> {
+        let files = sql_files(dir)?;
+        let mut exists = false;
+        self.query(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+            &[Value::Text(TABLE.into())],
+            Origin::Stdlib,
+            |_, _| {
+                exists = true;
+                Ok(())
+            },
+        )?;
+        let applied = if exists {
+            self.applied()?
+        } else {
+            HashMap::new()
+        };
+        Ok(files
+            .into_iter()
+            .map(|name| MigrationStatus {
+                applied_at: applied.get(&name).cloned(),
+                name,
+            })
+            .collect())
+    }
+
+    /// Runs one migration file in a transaction and records it. Returns false if another
+    /// process recorded it first.
+    fn apply(&mut self, name: &str, sql: &str) -> Result<bool, DbError> {
+        self.begin_batch()?;
+        let result = self.apply_in_transaction(name, sql);
+        match result {
+            Ok(true) => self.commit_batch().map(|()| true),
+            other => {
+                // The migration's own error is the one worth reporting.
+                let _ = self.rollback_batch();
+                other
+            }
+        }
+    }
+
+    fn apply_in_transaction(&mut self, name: &str, sql: &str) -> Result<bool, DbError> {
+        let name_param = [Value::Text(name.into())];
+        let mut taken = false;
+        self.query(
+            "SELECT 1 FROM _hull_migrations WHERE name = ?",
+            &name_param,
+            Origin::Stdlib,
+            |_, _| {
+                taken = true;
+                Ok(())
+            },
+        )?;
+        if taken {
+            return Ok(false);
+        }
+        self.conn.execute_batch(sql)?;
+        if !self.in_transaction() {
+            return Err(DbError::Transaction(ENDED_OWN_TRANSACTION.to_owned()));
+        }
+        self.exec(
+            "INSERT INTO _hull_migrations (name) VALUES (?)",
+            &name_param,
+            Origin::Stdlib,
+        )?;
+        Ok(true)
+    }
+
+    /// name -> applied_at for every recorded migration.
+    fn applied(&mut self) -> Result<HashMap<String, String>, DbError> {
+        let mut map = HashMap::new();
+        self.query(
+            "SELECT name, applied_at FROM _hull_migrations",
+            &[],
+            Origin::Stdlib,
+            |_, row| {
+                map.insert(text(row.get(0)), text(row.get(1)));
+                Ok(())
+            },
+        )?;
+        Ok(map)
+    }
+}
+
+/// Names of the regular files in `dir` ending in `.sql`, sorted bytewise. Missing dir: none.
+fn sql_files(dir: &Path) -> Result<Vec<String>, DbError> {
+    let dir_name = dir.display().to_string();
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(failed(&dir_name, e)),
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| failed(&dir_name, e))?;
+        let os_name = entry.file_name();
+        let lossy = os_name.to_string_lossy();
+        if lossy.len() < 5 || !lossy.ends_with(".sql") || !entry.path().is_file() {
+            continue;
+        }
+        let Some(name) = os_name.to_str() else {
+            return Err(failed(&lossy, "file name is not valid UTF-8"));
+        };
+        names.push(name.to_owned());
+    }
+    names.sort_unstable(); // `str` order is byte order, like strcmp
+    Ok(names)
+}
+
+fn failed(file: &str, message: impl ToString) -> DbError {
+    DbError::Migration {
+        file: file.to_owned(),
+        message: message.to_string(),
+    }
+}
+
+fn text(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Null => String::new(),
+    }
+}

@@ -1,0 +1,96 @@
+//! Values passed to and read from SQLite, and the row view handed to query callbacks.
+
+use rusqlite::types::{ToSql, ToSqlOutput, ValueRef as SqlRef};
+
+/// An owned SQL value bound as a parameter; `Text` is raw bytes (Lua strings may be non-UTF-8).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// SQL NULL.
+    Null,
+    /// 64-bit signed integer.
+    Integer(i64),
+    /// 64-bit float.
+    Real(f64),
+    /// Text, stored byte for byte.
+    Text(Vec<u8>),
+    /// Binary blob.
+    Blob(Vec<u8>),
+}
+
+/// A borrowed SQL value read from a result row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueRef<'a> {
+    /// SQL NULL.
+    Null,
+    /// 64-bit signed integer.
+    Integer(i64),
+    /// 64-bit float.
+    Real(f64),
+    /// Text bytes as stored (not checked for UTF-8).
+    Text(&'a [u8]),
+    /// Binary blob.
+    Blob(&'a [u8]),
+}
+
+impl From<ValueRef<'_>> for Value {
+    fn from(v: ValueRef<'_>) -> Value {
+        match v {
+            ValueRef::Null => Value::Null,
+            ValueRef::Integer(i) => Value::Integer(i),
+            ValueRef::Real(f) => Value::Real(f),
+            ValueRef::Text(t) => Value::Text(t.to_vec()),
+            ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+        }
+    }
+}
+
+impl ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Null => SqlRef::Null,
+            Value::Integer(i) => SqlRef::Integer(*i),
+            Value::Real(f) => SqlRef::Real(*f),
+            Value::Text(t) => SqlRef::Text(t),
+            Value::Blob(b) => SqlRef::Blob(b),
+        }))
+    }
+}
+
+impl<'a> From<SqlRef<'a>> for ValueRef<'a> {
+    fn from(v: SqlRef<'a>) -> ValueRef<'a> {
+        match v {
+            SqlRef::Null => ValueRef::Null,
+            SqlRef::Integer(i) => ValueRef::Integer(i),
+            SqlRef::Real(f) => ValueRef::Real(f),
+            SqlRef::Text(t) => ValueRef::Text(t),
+            SqlRef::Blob(b) => ValueRef::Blob(b),
+        }
+    }
+}
+
+/// One result row, valid only inside the query callback.
+pub struct Row<'a> {
+    inner: &'a rusqlite::Row<'a>,
+    len: usize,
+}
+
+impl<'a> Row<'a> {
+    pub(crate) fn new(inner: &'a rusqlite::Row<'a>, len: usize) -> Row<'a> {
+        Row { inner, len }
+    }
+
+    /// Number of columns in the row.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the row has no columns (never the case for rows SQLite returns).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Value of column `i` (0-based); `Null` when `i` is out of range.
+    pub fn get(&self, i: usize) -> ValueRef<'_> {
+        self.inner.get_ref(i).map_or(ValueRef::Null, ValueRef::from)
+    }
+}

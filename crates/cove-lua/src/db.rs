@@ -1,0 +1,152 @@
+//! The raw halves of `db.*` (Hull §5); the prelude wraps them so failures
+//! are plain-string errors at the caller's line.
+
+use mlua::{Lua, Table, Value};
+
+use cove_db::{Db, DbError, Origin, Value as DbValue, ValueRef};
+
+use crate::error::chunk_of;
+use crate::globals::{fail, Outcome};
+
+fn params(lua_params: Option<Table>) -> Result<Vec<DbValue>, String> {
+    let Some(t) = lua_params else {
+        return Ok(Vec::new());
+    };
+    let n = t.raw_len();
+    let mut out = Vec::with_capacity(n);
+    for i in 1..=n {
+        let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
+        out.push(match v {
+            Value::Nil => DbValue::Null,
+            Value::Boolean(b) => DbValue::Integer(i64::from(b)),
+            Value::Integer(i) => DbValue::Integer(i),
+            Value::Number(f) => DbValue::Real(f),
+            Value::String(s) => DbValue::Text(s.as_bytes().to_vec()),
+            other => {
+                return Err(format!(
+                    "parameter {i} is a {}; pass strings, numbers, booleans or nil",
+                    other.type_name()
+                ))
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Run `f` as app code; if that hits the reserved namespace and the caller
+/// is a stdlib module (`hull.*` chunk), run it again as stdlib.
+fn with_origin<T>(
+    lua: &Lua,
+    mut f: impl FnMut(Origin) -> Result<T, DbError>,
+) -> Result<T, DbError> {
+    match f(Origin::App) {
+        Err(DbError::Reserved) => {
+            // Level 0 is the raw function, 1 the prelude wrapper, 2 the caller.
+            let stdlib = chunk_of(lua, 2).is_some_and(|c| c.starts_with("hull."));
+            if stdlib {
+                f(Origin::Stdlib)
+            } else {
+                Err(DbError::Reserved)
+            }
+        }
+        other => other,
+    }
+}
+
+fn db_mut(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Db>> {
+    lua.app_data_mut::<Db>()
+        .ok_or_else(|| mlua::Error::RuntimeError("database not open".into()))
+}
+
+fn query(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
+    let sql = sql.to_str()?.to_string();
+    let params = match params(p) {
+        Ok(p) => p,
+        Err(e) => return fail(lua, format!("db.query: {e}")),
+    };
+    let rows = lua.create_table()?;
+    let mut names: Vec<mlua::LuaString> = Vec::new();
+    let mut n = 0usize;
+    let result = with_origin(lua, |origin| {
+        let mut db = db_mut(lua).map_err(|e| DbError::Callback(e.to_string()))?;
+        db.query(&sql, &params, origin, |cols, row| {
+            let to_err = |e: mlua::Error| DbError::Callback(e.to_string());
+            if names.len() != cols.len() {
+                names = cols
+                    .iter()
+                    .map(|c| lua.create_string(c))
+                    .collect::<mlua::Result<_>>()
+                    .map_err(to_err)?;
+            }
+            let t = lua
+                .create_table_with_capacity(0, cols.len())
+                .map_err(to_err)?;
+            for (i, name) in names.iter().enumerate() {
+                let v = match row.get(i) {
+                    ValueRef::Null => continue,
+                    ValueRef::Integer(x) => Value::Integer(x),
+                    ValueRef::Real(x) => Value::Number(x),
+                    ValueRef::Text(b) | ValueRef::Blob(b) => {
+                        Value::String(lua.create_string(b).map_err(to_err)?)
+                    }
+                };
+                t.raw_set(name, v).map_err(to_err)?;
+            }
+            n += 1;
+            rows.raw_set(n, t).map_err(to_err)
+        })
+    });
+    match result {
+        Ok(()) => Ok((true, Value::Table(rows))),
+        Err(e) => fail(lua, format!("db.query failed: {e}")),
+    }
+}
+
+fn exec(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
+    let sql = sql.to_str()?.to_string();
+    let params = match params(p) {
+        Ok(p) => p,
+        Err(e) => return fail(lua, format!("db.exec: {e}")),
+    };
+    let result = with_origin(lua, |origin| {
+        let mut db = db_mut(lua).map_err(|e| DbError::Callback(e.to_string()))?;
+        db.exec(&sql, &params, origin)
+    });
+    match result {
+        Ok(changes) => Ok((true, Value::Integer(changes as i64))),
+        Err(e) => fail(lua, format!("db.exec failed: {e}")),
+    }
+}
+
+fn batch_step(
+    lua: &Lua,
+    api: &str,
+    step: fn(&mut Db) -> Result<(), DbError>,
+) -> mlua::Result<Outcome> {
+    let result = step(&mut *db_mut(lua)?);
+    match result {
+        Ok(()) => Ok((true, Value::Nil)),
+        Err(e) => fail(lua, format!("db.batch: {api} failed: {e}")),
+    }
+}
+
+pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
+    raw.raw_set("db_query", lua.create_function(query)?)?;
+    raw.raw_set("db_exec", lua.create_function(exec)?)?;
+    raw.raw_set(
+        "db_last_id",
+        lua.create_function(|lua, ()| Ok(db_mut(lua)?.last_id()))?,
+    )?;
+    raw.raw_set(
+        "db_begin",
+        lua.create_function(|lua, ()| batch_step(lua, "BEGIN", Db::begin_batch))?,
+    )?;
+    raw.raw_set(
+        "db_commit",
+        lua.create_function(|lua, ()| batch_step(lua, "COMMIT", Db::commit_batch))?,
+    )?;
+    raw.raw_set(
+        "db_rollback",
+        lua.create_function(|lua, ()| batch_step(lua, "ROLLBACK", Db::rollback_batch))?,
+    )
+}

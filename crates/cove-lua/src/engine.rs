@@ -1,0 +1,205 @@
+//! Loading an app into a worker's Lua state and running its handlers.
+
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use mlua::{AnyUserData, Function, Lua, Table, Value};
+
+use cove_caps::Csp;
+use cove_core::{log, App, Engine, Exchange, Flow, HandlerId, Limits, RouteTable, ScriptError};
+use cove_db::Db;
+
+use crate::app_api::{self, AppState};
+use crate::error::describe;
+use crate::request::{self, ResObj};
+use crate::vm::{new_state, over_budget_fn, Budget};
+use crate::{db, globals, require};
+
+const PRELUDE: &str = include_str!("prelude.lua");
+
+/// Where the app lives and how it is limited.
+#[derive(Debug, Clone)]
+pub struct LuaConfig {
+    /// The entry file (`app.lua`), absolute.
+    pub entry: PathBuf,
+    /// The directory `require` and `migrations/` are relative to.
+    pub app_dir: PathBuf,
+    pub limits: Limits,
+}
+
+/// A loaded Lua app: its routes and the engine that runs them.
+pub struct LuaApp {
+    routes: RouteTable,
+    engine: LuaEngine,
+}
+
+/// Runs handlers by id in one Lua state.
+pub struct LuaEngine {
+    lua: Lua,
+    handlers: Vec<Function>,
+    res: AnyUserData,
+    budget: Rc<Budget>,
+}
+
+/// Per-request script state: the `req` table, shared by every call.
+#[derive(Default)]
+pub struct ReqState {
+    table: Option<Table>,
+    has_body: bool,
+}
+
+fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<()> {
+    globals::install_time(lua)?;
+    globals::install_log(lua)?;
+    app_api::install(lua)?;
+    let raw = lua.create_table()?;
+    globals::add_raw(lua, &raw)?;
+    db::add_raw(lua, &raw)?;
+    raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;
+    raw.raw_set("require", require::require_fn(lua, lua.create_table()?)?)?;
+    lua.load(PRELUDE).set_name("=[cove]").call::<()>(raw)
+}
+
+fn roll_back_stale(lua: &Lua) {
+    if let Some(mut db) = lua.app_data_mut::<Db>() {
+        if db.rollback_stale() {
+            log::warn("rolled back a transaction the script left open");
+        }
+    }
+}
+
+impl LuaApp {
+    /// Run the app file once and collect what it registered. Errors come
+    /// back as `file:line: message`.
+    pub fn load(config: &LuaConfig, db: Db) -> Result<LuaApp, String> {
+        let (lua, budget) = new_state(&config.limits).map_err(|e| describe(&e))?;
+        lua.set_app_data(db);
+        lua.set_app_data(AppState::new(config.app_dir.clone()));
+        install(&lua, budget.clone()).map_err(|e| describe(&e))?;
+
+        let display = config
+            .entry
+            .strip_prefix(&config.app_dir)
+            .unwrap_or(&config.entry)
+            .to_string_lossy()
+            .into_owned();
+        let source = std::fs::read(&config.entry)
+            .map_err(|e| format!("{display}: cannot read the app file: {e}"))?;
+        budget.reset();
+        let loaded = lua.load(source).set_name(format!("@{display}")).exec();
+        roll_back_stale(&lua);
+        loaded.map_err(|e| describe(&e))?;
+
+        let (routes, handlers, csp) = {
+            let mut st = lua
+                .app_data_mut::<AppState>()
+                .ok_or("app state missing after load")?;
+            st.loading = false;
+            let csp = st
+                .manifest
+                .as_ref()
+                .map(|m| m.csp.clone())
+                .unwrap_or_default();
+            (
+                std::mem::take(&mut st.routes),
+                std::mem::take(&mut st.handlers),
+                csp,
+            )
+        };
+        if routes.route_count() == 0 {
+            return Err(format!(
+                "{display}: no routes registered; add one, e.g. app.get(\"/\", function(req, res) res:text(\"hi\") end)"
+            ));
+        }
+        // Keep the table for introspection (`cove routes`).
+        if let Some(mut st) = lua.app_data_mut::<AppState>() {
+            st.routes = routes.clone();
+        }
+        lua.set_app_data::<Csp>(csp);
+        let res = lua
+            .create_userdata(ResObj(None))
+            .map_err(|e| describe(&e))?;
+        Ok(LuaApp {
+            routes,
+            engine: LuaEngine {
+                lua,
+                handlers,
+                res,
+                budget,
+            },
+        })
+    }
+}
+
+impl App for LuaApp {
+    type Engine = LuaEngine;
+    fn routes(&self) -> &RouteTable {
+        &self.routes
+    }
+    fn engine(&self) -> &LuaEngine {
+        &self.engine
+    }
+}
+
+fn flow_of(v: &Value) -> Flow {
+    let stop = match v {
+        Value::Integer(i) => *i != 0,
+        Value::Number(n) => *n != 0.0,
+        Value::Boolean(b) => *b,
+        _ => false,
+    };
+    if stop {
+        Flow::Stop
+    } else {
+        Flow::Continue
+    }
+}
+
+impl LuaEngine {
+    fn req_table(&self, ex: &Exchange, st: &mut ReqState) -> mlua::Result<Table> {
+        match &st.table {
+            Some(t) => {
+                if !st.has_body && ex.req.body.is_some() {
+                    request::set_body(&self.lua, t, &ex.req)?;
+                    st.has_body = true;
+                }
+                Ok(t.clone())
+            }
+            None => {
+                let t = request::build(&self.lua, &ex.req)?;
+                st.has_body = ex.req.body.is_some();
+                st.table = Some(t.clone());
+                Ok(t)
+            }
+        }
+    }
+}
+
+impl Engine for LuaEngine {
+    type State = ReqState;
+
+    fn call(
+        &self,
+        id: HandlerId,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+    ) -> Result<Flow, ScriptError> {
+        let err = |e: mlua::Error| ScriptError {
+            message: describe(&e),
+        };
+        let handler = self.handlers.get(id as usize).ok_or_else(|| ScriptError {
+            message: format!("no handler {id}"),
+        })?;
+        let req = self.req_table(ex, st).map_err(err)?;
+        self.res.borrow_mut::<ResObj>().map_err(err)?.0 = Some(std::mem::take(&mut ex.res));
+        self.budget.reset();
+        let result = handler.call::<Value>((req, &self.res));
+        if let Ok(mut obj) = self.res.borrow_mut::<ResObj>() {
+            if let Some(res) = obj.0.take() {
+                ex.res = res;
+            }
+        }
+        roll_back_stale(&self.lua);
+        result.map(|v| flow_of(&v)).map_err(err)
+    }
+}

@@ -1,0 +1,96 @@
+//! `time`, `log` and the raw halves of `json` and `env` (the prelude wraps
+//! them). Each is a thin adapter over its capability in cove-caps.
+
+use mlua::{Lua, Table, Value, Variadic};
+
+use cove_caps::log::Level;
+use cove_caps::{env, time};
+
+use crate::app_api::AppState;
+use crate::json;
+
+/// `ok, result` as returned by raw functions to the prelude.
+pub(crate) type Outcome = (bool, Value);
+
+pub(crate) fn fail(lua: &Lua, msg: impl AsRef<str>) -> mlua::Result<Outcome> {
+    Ok((false, Value::String(lua.create_string(msg.as_ref())?)))
+}
+
+pub(crate) fn install_time(lua: &Lua) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    t.raw_set("now", lua.create_function(|_, ()| Ok(time::now()))?)?;
+    t.raw_set("now_ms", lua.create_function(|_, ()| Ok(time::now_ms()))?)?;
+    t.raw_set("clock", lua.create_function(|_, ()| Ok(time::clock()))?)?;
+    t.raw_set("date", lua.create_function(|_, ()| Ok(time::date()))?)?;
+    t.raw_set(
+        "datetime",
+        lua.create_function(|_, ()| Ok(time::datetime()))?,
+    )?;
+    lua.globals().raw_set("time", t)
+}
+
+pub(crate) fn install_log(lua: &Lua) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    for (name, level) in [
+        ("debug", Level::Debug),
+        ("info", Level::Info),
+        ("warn", Level::Warn),
+        ("error", Level::Error),
+    ] {
+        let f = lua.create_function(move |_, args: Variadic<Value>| {
+            if !cove_core::log::enabled(level) {
+                return Ok(());
+            }
+            let lines = args
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.to_string_lossy()),
+                    other => other.to_string(),
+                })
+                .collect::<mlua::Result<Vec<_>>>()?;
+            cove_caps::log::app(level, lines.iter().map(String::as_str));
+            Ok(())
+        })?;
+        t.raw_set(name, f)?;
+    }
+    lua.globals().raw_set("log", t)
+}
+
+/// Raw functions handed to the prelude as its `raw` table.
+pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
+    raw.raw_set(
+        "json_encode",
+        lua.create_function(|lua, v: Value| match json::encode(&v) {
+            Ok(bytes) => Ok((true, Value::String(lua.create_string(bytes)?))),
+            Err(e) => fail(lua, format!("json.encode: {e}")),
+        })?,
+    )?;
+    raw.raw_set(
+        "json_decode",
+        lua.create_function(|lua, v: Value| {
+            let Value::String(s) = v else {
+                return fail(
+                    lua,
+                    format!("json.decode: expected a string, got {}", v.type_name()),
+                );
+            };
+            match json::decode(lua, &s.as_bytes()) {
+                Ok(v) => Ok((true, v)),
+                Err(e) => fail(lua, format!("json.decode: {e}")),
+            }
+        })?,
+    )?;
+    raw.raw_set(
+        "env_get",
+        lua.create_function(|lua, name: String| {
+            let allow = lua
+                .app_data_ref::<AppState>()
+                .and_then(|s| s.manifest.as_ref().and_then(|m| m.env.clone()));
+            match env::get(allow.as_deref(), &name) {
+                Ok(Some(v)) => Ok((true, Value::String(lua.create_string(v)?))),
+                Ok(None) => Ok((true, Value::Nil)),
+                Err(e) => fail(lua, format!("env.get: {e}")),
+            }
+        })?,
+    )
+}

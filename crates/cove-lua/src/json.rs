@@ -1,0 +1,246 @@
+//! Lua values ⇄ JSON in one pass, with Hull's Lua rules: object keys sorted,
+//! an empty table is `[]`, a table with `t[1] ~= nil` must be a sequence,
+//! `null` decodes to nil. Unlike Hull, integers keep every digit.
+
+use std::fmt;
+
+use cove_caps::json::{write_float, write_int, write_string, JsonError, MAX_DEPTH};
+use mlua::{Lua, Table, Value};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// Encode a Lua value as JSON text.
+pub(crate) fn encode(value: &Value) -> Result<Vec<u8>, JsonError> {
+    let mut out = Vec::with_capacity(128);
+    write_value(&mut out, value, 0)?;
+    Ok(out)
+}
+
+fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), JsonError> {
+    match value {
+        Value::Nil => out.extend_from_slice(b"null"),
+        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Integer(i) => write_int(out, *i),
+        Value::Number(n) => write_float(out, *n)?,
+        Value::String(s) => write_string(out, &s.as_bytes()),
+        Value::Table(t) => {
+            if depth >= MAX_DEPTH {
+                return Err(JsonError::TooDeep);
+            }
+            write_table(out, t, depth + 1)?;
+        }
+        Value::Function(_) => return Err(JsonError::Unsupported("function")),
+        Value::UserData(_) | Value::LightUserData(_) => {
+            return Err(JsonError::Unsupported("userdata"))
+        }
+        Value::Thread(_) => return Err(JsonError::Unsupported("coroutine")),
+        _ => return Err(JsonError::Unsupported("value of this type")),
+    }
+    Ok(())
+}
+
+fn write_table(out: &mut Vec<u8>, t: &Table, depth: usize) -> Result<(), JsonError> {
+    let len = t.raw_len();
+    if len > 0 {
+        return write_array(out, t, len, depth);
+    }
+    let mut entries: Vec<(mlua::LuaString, Value)> = Vec::new();
+    let mut bad_key = false;
+    t.for_each(|k: Value, v: Value| {
+        match k {
+            Value::String(s) => entries.push((s, v)),
+            _ => bad_key = true,
+        }
+        Ok(())
+    })
+    .map_err(|_| JsonError::MixedKeys)?;
+    if bad_key {
+        return Err(JsonError::MixedKeys);
+    }
+    if entries.is_empty() {
+        out.extend_from_slice(b"[]");
+        return Ok(());
+    }
+    entries.sort_by(|a, b| a.0.as_bytes().cmp(&b.0.as_bytes()));
+    out.push(b'{');
+    for (i, (k, v)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_string(out, &k.as_bytes());
+        out.push(b':');
+        write_value(out, v, depth)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+fn write_array(out: &mut Vec<u8>, t: &Table, len: usize, depth: usize) -> Result<(), JsonError> {
+    // Every key must be an integer in 1..=len.
+    let mut count = 0usize;
+    let mut non_index = false;
+    t.for_each(|k: Value, _: Value| {
+        count += 1;
+        if !matches!(k, Value::Integer(i) if i >= 1) {
+            non_index = true;
+        }
+        Ok(())
+    })
+    .map_err(|_| JsonError::MixedKeys)?;
+    if non_index {
+        return Err(JsonError::MixedKeys);
+    }
+    if count != len {
+        return Err(JsonError::SparseArray);
+    }
+    out.push(b'[');
+    for i in 1..=len {
+        if i > 1 {
+            out.push(b',');
+        }
+        let v: Value = t.raw_get(i).map_err(|_| JsonError::SparseArray)?;
+        write_value(out, &v, depth)?;
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// Decode JSON text into Lua values (objects and arrays become tables).
+pub(crate) fn decode(lua: &Lua, text: &[u8]) -> Result<Value, String> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let value = LuaSeed(lua)
+        .deserialize(&mut de)
+        .map_err(|e| e.to_string())?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(value)
+}
+
+struct LuaSeed<'a>(&'a Lua);
+
+fn lua_err<E: serde::de::Error>(e: mlua::Error) -> E {
+    E::custom(e.to_string())
+}
+
+impl<'de> DeserializeSeed<'de> for LuaSeed<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LuaSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Nil)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Boolean(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Integer(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(match i64::try_from(v) {
+            Ok(i) => Value::Integer(i),
+            Err(_) => Value::Number(v as f64),
+        })
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::Number(v))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.0.create_string(v).map(Value::String).map_err(lua_err)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let t = self
+            .0
+            .create_table_with_capacity(seq.size_hint().unwrap_or(0), 0)
+            .map_err(lua_err)?;
+        let mut i = 0usize;
+        while let Some(v) = seq.next_element_seed(LuaSeed(self.0))? {
+            i += 1;
+            // null leaves a hole, as in Hull.
+            if !v.is_nil() {
+                t.raw_set(i, v).map_err(lua_err)?;
+            }
+        }
+        Ok(Value::Table(t))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let t = self.0.create_table().map_err(lua_err)?;
+        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let v = map.next_value_seed(LuaSeed(self.0))?;
+            if !v.is_nil() {
+                t.raw_set(k.as_ref(), v).map_err(lua_err)?;
+            }
+        }
+        Ok(Value::Table(t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(lua: &Lua, src: &str) -> Result<String, JsonError> {
+        let v: Value = lua.load(src).eval().unwrap();
+        encode(&v).map(|b| String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn encodes_like_hull() {
+        let lua = Lua::new();
+        assert_eq!(enc(&lua, "{}").unwrap(), "[]");
+        assert_eq!(
+            enc(&lua, "{b=1, a={1,2,'x'}, c=true}").unwrap(),
+            r#"{"a":[1,2,"x"],"b":1,"c":true}"#
+        );
+        assert_eq!(enc(&lua, "{x=3.0, y=0.5}").unwrap(), r#"{"x":3,"y":0.5}"#);
+        assert_eq!(enc(&lua, "9007199254740993").unwrap(), "9007199254740993");
+        assert_eq!(enc(&lua, "'a\\nb'").unwrap(), r#""a\nb""#);
+    }
+
+    #[test]
+    fn rejects_what_json_cannot_hold() {
+        let lua = Lua::new();
+        assert_eq!(
+            enc(&lua, "{1, nil, 3}").unwrap_err(),
+            JsonError::SparseArray
+        );
+        assert_eq!(enc(&lua, "{1, x=2}").unwrap_err(), JsonError::MixedKeys);
+        assert_eq!(enc(&lua, "{[2]='x'}").unwrap_err(), JsonError::MixedKeys);
+        assert_eq!(enc(&lua, "0/0").unwrap_err(), JsonError::NotFinite);
+        assert!(enc(&lua, "{f=print}").is_err());
+        assert_eq!(
+            enc(&lua, "(function() local t = {} t.t = t return t end)()").unwrap_err(),
+            JsonError::TooDeep
+        );
+    }
+
+    #[test]
+    fn decodes_into_lua() {
+        let lua = Lua::new();
+        let v = decode(
+            &lua,
+            br#"{"a":[1,2.5,"x",null,true],"n":null,"big":9007199254740993}"#,
+        )
+        .unwrap();
+        lua.globals().set("v", v).unwrap();
+        let ok: bool = lua
+            .load("return v.a[1] == 1 and math.type(v.a[1]) == 'integer' and v.a[2] == 2.5 and v.a[3] == 'x' and v.a[4] == nil and v.a[5] == true and v.n == nil and v.big == 9007199254740993")
+            .eval()
+            .unwrap();
+        assert!(ok);
+    }
+
+    #[test]
+    fn decode_errors_name_the_position() {
+        let lua = Lua::new();
+        let e = decode(&lua, b"{\"a\":}").unwrap_err();
+        assert!(e.contains("line 1 column"), "{e}");
+        assert!(decode(&lua, b"[1] x").is_err());
+    }
+}

@@ -1,0 +1,53 @@
+-- Cove's Lua prelude. Raw Rust functions return `ok, result`; the wrappers
+-- here raise failures as plain strings positioned at the caller (so apps can
+-- match on them after pcall), and stop pcall from swallowing the
+-- instruction-budget error.
+local raw = ...
+local error, pack, unpack = error, table.pack, table.unpack
+local raw_pcall, raw_xpcall, raw_resume = pcall, xpcall, coroutine.resume
+local over_budget = raw.over_budget
+
+local function wrap(f)
+  return function(...)
+    local ok, r = f(...)
+    if ok then
+      return r
+    end
+    error(r, 2)
+  end
+end
+
+local function checked(...)
+  over_budget()
+  return ...
+end
+
+pcall = function(...) return checked(raw_pcall(...)) end
+xpcall = function(...) return checked(raw_xpcall(...)) end
+coroutine.resume = function(...) return checked(raw_resume(...)) end
+
+db = {
+  query = wrap(raw.db_query),
+  exec = wrap(raw.db_exec),
+  last_id = raw.db_last_id,
+  batch = function(fn)
+    local ok, e = raw.db_begin()
+    if not ok then
+      error(e, 2)
+    end
+    local res = pack(raw_pcall(fn))
+    if not res[1] then
+      raw.db_rollback()
+      error(res[2], 0)
+    end
+    ok, e = raw.db_commit()
+    if not ok then
+      error(e, 2)
+    end
+    return unpack(res, 2, res.n)
+  end,
+}
+
+json = { encode = wrap(raw.json_encode), decode = wrap(raw.json_decode) }
+env = { get = wrap(raw.env_get) }
+require = wrap(raw.require)

@@ -1,0 +1,151 @@
+//! A sandboxed Lua 5.4 state (Hull §2.2): safe standard libraries only,
+//! `print` to stderr, a per-call instruction budget and a heap cap.
+
+use std::cell::Cell;
+use std::io::Write;
+use std::rc::Rc;
+
+use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value, Variadic, VmState};
+
+use cove_core::Limits;
+
+/// Instructions between two budget checks.
+const STEP: u32 = 1000;
+
+/// The instruction budget of the current handler or middleware call.
+pub(crate) struct Budget {
+    used: Cell<u64>,
+    limit: u64,
+    exceeded: Cell<bool>,
+}
+
+impl Budget {
+    pub(crate) fn reset(&self) {
+        self.used.set(0);
+        self.exceeded.set(false);
+    }
+
+    fn exceeded_error(&self, location: Option<String>) -> mlua::Error {
+        let msg = format!(
+            "instruction limit exceeded ({} instructions per call; raise it with --max-instructions)",
+            self.limit
+        );
+        mlua::Error::RuntimeError(match location {
+            Some(loc) => format!("{loc}: {msg}"),
+            None => msg,
+        })
+    }
+}
+
+/// Create the state with Hull's library set and Cove's guards installed.
+pub(crate) fn new_state(limits: &Limits) -> mlua::Result<(Lua, Rc<Budget>)> {
+    let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
+    let lua = Lua::new_with(libs, LuaOptions::new())?;
+    lua.set_memory_limit(limits.max_heap)?;
+    let g = lua.globals();
+    for name in ["load", "loadfile", "dofile", "require"] {
+        g.raw_set(name, Value::Nil)?;
+    }
+    let string: mlua::Table = g.raw_get("string")?;
+    string.raw_set("dump", Value::Nil)?;
+    g.raw_set("print", lua.create_function(print)?)?;
+
+    let budget = Rc::new(Budget {
+        used: Cell::new(0),
+        limit: limits.max_instructions,
+        exceeded: Cell::new(false),
+    });
+    let b = budget.clone();
+    lua.set_global_hook(
+        HookTriggers::new().every_nth_instruction(STEP),
+        move |_, debug| {
+            let used = b.used.get() + u64::from(STEP);
+            b.used.set(used);
+            if used <= b.limit {
+                return Ok(VmState::Continue);
+            }
+            b.exceeded.set(true);
+            let src = debug.source().short_src.map(|s| s.into_owned());
+            let loc = src
+                .zip(debug.current_line())
+                .map(|(s, l)| format!("{s}:{l}"));
+            Err(b.exceeded_error(loc))
+        },
+    )?;
+    Ok((lua, budget))
+}
+
+/// `over_budget()`: raises once the budget is spent, so a `pcall` cannot
+/// swallow the limit and keep looping.
+pub(crate) fn over_budget_fn(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<mlua::Function> {
+    lua.create_function(move |_, ()| {
+        if budget.exceeded.get() {
+            Err(budget.exceeded_error(None))
+        } else {
+            Ok(())
+        }
+    })
+}
+
+fn print(_: &Lua, args: Variadic<Value>) -> mlua::Result<()> {
+    let mut line = Vec::new();
+    for (i, v) in args.iter().enumerate() {
+        if i > 0 {
+            line.push(b'\t');
+        }
+        match v {
+            Value::String(s) => line.extend_from_slice(&s.as_bytes()),
+            other => line.extend_from_slice(other.to_string()?.as_bytes()),
+        }
+    }
+    line.push(b'\n');
+    let _ = std::io::stderr().lock().write_all(&line);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(max_instructions: u64) -> (Lua, Rc<Budget>) {
+        let limits = Limits {
+            max_instructions,
+            ..Limits::default()
+        };
+        new_state(&limits).unwrap()
+    }
+
+    #[test]
+    fn unsafe_globals_are_gone() {
+        let (lua, _) = state(1_000_000);
+        let missing: bool = lua
+            .load("return io == nil and os == nil and load == nil and dofile == nil and loadfile == nil and debug == nil and package == nil and string.dump == nil")
+            .eval()
+            .unwrap();
+        assert!(missing);
+        let present: bool = lua
+            .load("return type(string.format) == 'function' and type(coroutine.wrap) == 'function' and type(utf8.char) == 'function' and math.type(1) == 'integer'")
+            .eval()
+            .unwrap();
+        assert!(present);
+    }
+
+    #[test]
+    fn budget_stops_an_infinite_loop() {
+        let (lua, budget) = state(100_000);
+        budget.reset();
+        let err = lua
+            .load("while true do end")
+            .set_name("@app.lua")
+            .exec()
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("instruction limit exceeded"),
+            "{err}"
+        );
+        budget.reset();
+        lua.load("local x = 0 for i = 1, 1000 do x = x + i end")
+            .exec()
+            .unwrap();
+    }
+}

@@ -1,0 +1,108 @@
+//! Request handling: the script pipeline, and a script-free baseline used by
+//! the benchmark to measure what the HTTP layer alone costs.
+
+use std::future::Future;
+use std::rc::Rc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
+use hyper::http::request::Parts;
+
+use cove_core::{log, run_main, run_pre, App, Exchange, Flow, Target};
+
+use crate::convert::{closing, request_head, to_http, HttpResponse};
+
+/// Something that turns a request into a response on one worker.
+pub trait Handler: 'static {
+    fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> impl Future<Output = HttpResponse>;
+}
+
+/// Runs requests through the app's middleware and handlers.
+pub struct ScriptHandler<A> {
+    app: A,
+    max_body: usize,
+}
+
+impl<A: App + 'static> ScriptHandler<A> {
+    pub fn new(app: A, max_body: usize) -> Self {
+        ScriptHandler { app, max_body }
+    }
+}
+
+fn declared_length(parts: &Parts) -> Option<u64> {
+    parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn has_body(parts: &Parts) -> bool {
+    declared_length(parts).is_some_and(|n| n > 0) || parts.headers.contains_key(TRANSFER_ENCODING)
+}
+
+enum BodyError {
+    TooLarge,
+    Broken,
+}
+
+async fn read_body(body: Incoming, max: usize) -> Result<Option<Bytes>, BodyError> {
+    match Limited::new(body, max).collect().await {
+        Ok(collected) => {
+            let bytes = collected.to_bytes();
+            Ok((!bytes.is_empty()).then_some(bytes))
+        }
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(BodyError::TooLarge),
+        Err(_) => Err(BodyError::Broken),
+    }
+}
+
+fn finish(ex: Exchange) -> HttpResponse {
+    for err in &ex.errors {
+        log::error(&format!("{} {}: {}", ex.req.method, ex.req.path, err));
+    }
+    to_http(ex.res)
+}
+
+impl<A: App + 'static> Handler for ScriptHandler<A> {
+    async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
+        let (parts, body) = req.into_parts();
+        if declared_length(&parts).is_some_and(|n| n > self.max_body as u64) {
+            return closing(413, "Payload Too Large");
+        }
+        let mut head = request_head(&parts);
+        let mut plan = self.app.routes().plan(&head.method, &head.path);
+        if let Target::Route { params, .. } = &mut plan.target {
+            head.params = std::mem::take(params);
+        }
+        let engine = self.app.engine();
+        let mut ex = Exchange::new(head, plan);
+        let mut state = Default::default();
+        if !ex.plan.pre.is_empty() && run_pre(engine, &mut ex, &mut state) == Flow::Stop {
+            return finish(ex);
+        }
+        if has_body(&parts) {
+            match read_body(body, self.max_body).await {
+                Ok(bytes) => ex.req.body = bytes,
+                Err(BodyError::TooLarge) => return closing(413, "Payload Too Large"),
+                Err(BodyError::Broken) => return closing(400, "Bad Request"),
+            }
+        }
+        run_main(engine, &mut ex, &mut state);
+        finish(ex)
+    }
+}
+
+/// `{"status":"ok"}` for every request, with no script: the benchmark's
+/// measure of the HTTP layer alone.
+pub struct Baseline;
+
+impl Handler for Baseline {
+    async fn handle(self: Rc<Self>, _req: hyper::Request<Incoming>) -> HttpResponse {
+        let mut res = cove_core::Response::new();
+        res.json(Bytes::from_static(br#"{"status":"ok"}"#));
+        to_http(res)
+    }
+}

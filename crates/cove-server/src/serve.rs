@@ -1,0 +1,120 @@
+//! Starts the workers one after another (so app load-time side effects such
+//! as seeding never race), then waits for SIGINT/SIGTERM and drains.
+
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::watch;
+
+use cove_core::log;
+
+use crate::{listener, worker, Handler, ServerConfig};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    /// The app failed to load on a worker; the message names file and line.
+    #[error("{0}")]
+    Load(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serve until SIGINT/SIGTERM. `make` builds the handler on each worker
+/// thread (script VMs cannot move between threads).
+pub fn serve<H, F>(config: &ServerConfig, make: F) -> Result<(), ServerError>
+where
+    H: Handler,
+    F: Fn(usize) -> Result<H, String> + Send + Sync + 'static,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (mut sigint, mut sigterm) = rt.block_on(async {
+        Ok::<_, std::io::Error>((
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        ))
+    })?;
+    let listeners = listener::bind_all(config.addr, config.workers.max(1)).map_err(|source| {
+        ServerError::Bind {
+            addr: config.addr,
+            source,
+        }
+    })?;
+    let local = listeners[0].local_addr()?;
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let drain = Duration::from_millis(config.limits.drain_timeout_ms);
+    let make = Arc::new(make);
+    let mut workers: Vec<JoinHandle<()>> = Vec::new();
+    for (i, l) in listeners.into_iter().enumerate() {
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let make = make.clone();
+        let stop = stop_rx.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("cove-worker-{i}"))
+            .spawn(move || match make(i) {
+                Ok(handler) => {
+                    let _ = ready_tx.send(Ok(()));
+                    if let Err(e) = worker::run(handler, l, stop, drain) {
+                        log::error(&format!("worker {i} stopped: {e}"));
+                    }
+                }
+                Err(msg) => {
+                    let _ = ready_tx.send(Err(msg));
+                }
+            })?;
+        workers.push(spawned);
+        let ready = ready_rx
+            .recv()
+            .unwrap_or_else(|_| Err(format!("worker {i} died while loading the app")));
+        if let Err(msg) = ready {
+            let _ = stop_tx.send(true);
+            join_all(workers);
+            return Err(ServerError::Load(msg));
+        }
+    }
+    log::info(&format!(
+        "listening on http://{local} ({}, {} worker{})",
+        config.label,
+        config.workers,
+        if config.workers == 1 { "" } else { "s" }
+    ));
+    rt.block_on(async {
+        tokio::select! {
+            _ = sigint.recv() => {}
+            _ = sigterm.recv() => {}
+        }
+        log::info(&format!(
+            "shutting down: draining in-flight requests (up to {} ms)",
+            drain.as_millis()
+        ));
+        let _ = stop_tx.send(true);
+        let joined = tokio::task::spawn_blocking(move || join_all(workers));
+        tokio::select! {
+            _ = joined => {}
+            _ = sigint.recv() => force_exit(),
+            _ = sigterm.recv() => force_exit(),
+        }
+    });
+    Ok(())
+}
+
+fn join_all(workers: Vec<JoinHandle<()>>) {
+    for w in workers {
+        let _ = w.join();
+    }
+}
+
+fn force_exit() {
+    log::warn("second signal: stopping now without draining");
+    std::process::exit(1);
+}

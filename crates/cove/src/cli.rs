@@ -1,0 +1,131 @@
+//! Command-line interface (Hull §1.2 flags, plus `--workers`, `--max-body`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Serve a Hull-style Lua web app with SQLite built in, on every core.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cove",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  cove -p 8080 -d data.db examples/hello/app.lua\n  cove examples/rest_api          (a directory: its app.lua is served)"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve {"status":"ok"} with no script: the benchmark's HTTP baseline.
+    #[command(hide = true)]
+    Baseline(BaselineArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[arg(short, long, default_value_t = 3000)]
+    pub port: u16,
+    #[arg(short, long, default_value = "127.0.0.1")]
+    pub bind: String,
+    #[arg(long)]
+    pub workers: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// App file or directory (default: app.lua or app.js in the current directory).
+    pub app: Option<PathBuf>,
+
+    /// Port to listen on.
+    #[arg(short, long, default_value_t = 3000, value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: u16,
+
+    /// Address to bind (IPv4 or IPv6 literal).
+    #[arg(short, long, default_value = "127.0.0.1")]
+    pub bind: String,
+
+    /// SQLite database file, relative to the current directory.
+    #[arg(short, long, default_value = "data.db")]
+    pub db: PathBuf,
+
+    /// Log level.
+    #[arg(short, long, default_value = "info",
+          value_parser = ["trace", "debug", "info", "warn", "error", "fatal"])]
+    pub log_level: String,
+
+    /// Heap limit of each script VM (e.g. 64m, 512k, 1g).
+    #[arg(short = 'm', long = "max-heap", default_value = "64m", value_parser = parse_size)]
+    pub max_heap: usize,
+
+    /// Largest accepted request body; bigger ones get 413.
+    #[arg(long, default_value = "1m", value_parser = parse_size)]
+    pub max_body: usize,
+
+    /// Instruction budget per handler or middleware call (0 = default).
+    #[arg(long, env = "HULL_MAX_INSTRUCTIONS", default_value_t = 100_000_000)]
+    pub max_instructions: u64,
+
+    /// Milliseconds in-flight requests get to finish on SIGINT/SIGTERM.
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(0..=300_000))]
+    pub drain_timeout: u64,
+
+    /// Do not apply pending migrations at start.
+    #[arg(long)]
+    pub no_migrate: bool,
+
+    /// Worker threads, each with its own VM and SQLite connection (default: cores).
+    #[arg(short = 'w', long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub workers: Option<u64>,
+}
+
+/// `64m` → 67108864. Suffixes k, m, g (powers of 1024), case-insensitive.
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_lowercase() {
+                'k' => 1usize << 10,
+                'm' => 1 << 20,
+                'g' => 1 << 30,
+                _ => return Err(format!("unknown size suffix in {s:?} (use k, m or g)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (examples: 1048576, 512k, 64m, 1g)"))?;
+    n.checked_mul(mult)
+        .filter(|&v| v > 0)
+        .ok_or_else(|| format!("{s:?} is out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert_eq!(parse_size("64m"), Ok(64 << 20));
+        assert_eq!(parse_size("2K"), Ok(2048));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert!(parse_size("12x").is_err());
+        assert!(parse_size("m").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("-5").is_err());
+    }
+
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,142 @@
+//! Server mode: find the app, open and migrate the database, start workers.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use cove_core::{log, Limits};
+use cove_db::{Db, WriteLock};
+use cove_lua::{LuaApp, LuaConfig};
+use cove_server::{Baseline, ScriptHandler, ServerConfig};
+
+use crate::cli::{BaselineArgs, ServeArgs};
+
+/// The entry file: an explicit file, `app.lua`/`app.js` in a given directory,
+/// or in the current directory.
+fn find_entry(app: Option<&Path>) -> Result<PathBuf> {
+    let dir = match app {
+        Some(p) if p.is_file() => return Ok(p.to_path_buf()),
+        Some(p) if p.is_dir() => p.to_path_buf(),
+        Some(p) => bail!("{}: no such file or directory", p.display()),
+        None => PathBuf::from("."),
+    };
+    // app.lua first while the JavaScript runtime is not built in.
+    for name in ["app.lua", "app.js"] {
+        let candidate = dir.join(name);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    bail!(
+        "no entry point found (app.js or app.lua) in {}; pass the app file, e.g. `cove app.lua`",
+        dir.display()
+    )
+}
+
+fn addr(bind: &str, port: u16) -> Result<SocketAddr> {
+    let ip: IpAddr = bind.trim_matches(['[', ']']).parse().map_err(|_| {
+        anyhow!("invalid bind address {bind:?} (use an IP literal such as 127.0.0.1 or ::1)")
+    })?;
+    Ok(SocketAddr::new(ip, port))
+}
+
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn migrate(db: &mut Db, app_dir: &Path) -> Result<()> {
+    let report = db
+        .migrate(&app_dir.join("migrations"))
+        .map_err(|e| anyhow!("migration failed: {e}; refusing to start"))?;
+    for name in &report.skipped_empty {
+        log::warn(&format!("migration {name} is empty; skipped"));
+    }
+    for name in &report.applied {
+        log::info(&format!("migration applied: {name}"));
+    }
+    if !report.applied.is_empty() {
+        log::info(&format!("applied {} migration(s)", report.applied.len()));
+    }
+    Ok(())
+}
+
+pub fn run(args: &ServeArgs) -> Result<()> {
+    if let Some(level) = cove_core::log::Level::parse(&args.log_level) {
+        cove_core::log::set_level(level);
+    }
+    cove_caps::time::start_clock();
+    let entry = find_entry(args.app.as_deref())?;
+    if entry.extension().is_some_and(|e| e == "js") {
+        bail!(
+            "{}: JavaScript apps are not supported by this build yet; serve an app.lua",
+            entry.display()
+        );
+    }
+    let entry = entry
+        .canonicalize()
+        .with_context(|| format!("cannot open {}", entry.display()))?;
+    let app_dir = entry.parent().unwrap_or(Path::new("/")).to_path_buf();
+
+    let lock = WriteLock::default();
+    let mut main_db = Db::open(&args.db, lock.clone())
+        .map_err(|e| anyhow!("cannot open database {}: {e}", args.db.display()))?;
+    if !args.no_migrate {
+        migrate(&mut main_db, &app_dir)?;
+    }
+    let in_memory = args.db.as_os_str() == ":memory:";
+    let workers = match args.workers {
+        _ if in_memory => 1,
+        Some(n) => n as usize,
+        None => default_workers(),
+    };
+    let limits = Limits {
+        max_body: args.max_body,
+        max_instructions: if args.max_instructions == 0 {
+            Limits::default().max_instructions
+        } else {
+            args.max_instructions
+        },
+        max_heap: args.max_heap,
+        drain_timeout_ms: args.drain_timeout,
+    };
+    let config = ServerConfig {
+        addr: addr(&args.bind, args.port)?,
+        workers,
+        limits: limits.clone(),
+        label: "Lua runtime".to_string(),
+    };
+    let lua_config = LuaConfig {
+        entry,
+        app_dir,
+        limits,
+    };
+    let db_path = args.db.clone();
+    let max_body = config.limits.max_body;
+    cove_server::serve(&config, move |_| {
+        let db = Db::open(&db_path, lock.clone())
+            .map_err(|e| format!("cannot open database {}: {e}", db_path.display()))?;
+        let app = LuaApp::load(&lua_config, db)?;
+        Ok(ScriptHandler::new(app, max_body))
+    })
+    .map_err(|e| match e {
+        cove_server::ServerError::Load(msg) => anyhow!("failed to load the app: {msg}"),
+        other => anyhow!(other),
+    })?;
+    if let Err(e) = main_db.optimize_and_checkpoint() {
+        log::warn(&format!("checkpoint at shutdown failed: {e}"));
+    }
+    log::info("server stopped");
+    Ok(())
+}
+
+pub fn baseline(args: &BaselineArgs) -> Result<()> {
+    let config = ServerConfig {
+        addr: addr(&args.bind, args.port)?,
+        workers: args.workers.unwrap_or_else(default_workers),
+        limits: Limits::default(),
+        label: "baseline, no script".to_string(),
+    };
+    cove_server::serve(&config, |_| Ok(Baseline))?;
+    Ok(())
+}
