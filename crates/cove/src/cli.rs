@@ -42,8 +42,8 @@ pub struct ServeArgs {
     /// App file or directory (default: app.lua or app.js in the current directory).
     pub app: Option<PathBuf>,
 
-    /// Port to listen on.
-    #[arg(short, long, default_value_t = 3000, value_parser = clap::value_parser!(u16).range(1..))]
+    /// Port to listen on (0 picks a free port; the startup line shows it).
+    #[arg(short, long, default_value_t = 3000)]
     pub port: u16,
 
     /// Address to bind (IPv4 or IPv6 literal).
