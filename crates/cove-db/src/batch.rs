@@ -3,7 +3,7 @@
 use crate::conn::Db;
 use crate::error::DbError;
 
-const NESTED: &str = "BEGIN failed: cannot start a transaction within a transaction";
+const NESTED: &str = "cannot start a transaction within a transaction";
 
 impl Db {
     /// Takes the write lock, then `BEGIN IMMEDIATE`. Fails if a transaction is already open.
@@ -14,11 +14,11 @@ impl Db {
         self.hold.acquire();
         let result = self.run_control("BEGIN IMMEDIATE");
         self.hold.release_if_idle(&self.conn);
-        result.map_err(|e| e.prefixed("BEGIN failed: "))
+        result
     }
 
     /// `COMMIT`s the batch; if that fails, rolls back and returns `COMMIT failed: <msg>`.
-    /// The write lock is released either way.
+    /// The write lock is released either way (unless even ROLLBACK failed and a transaction is still open).
     pub fn commit_batch(&mut self) -> Result<(), DbError> {
         let result = self.run_control("COMMIT");
         if result.is_err() && self.in_transaction() {
@@ -38,7 +38,7 @@ impl Db {
             Ok(())
         };
         self.hold.release_if_idle(&self.conn);
-        result.map_err(|e| e.prefixed("ROLLBACK failed: "))
+        result
     }
 
     /// Rolls back a transaction left open by a previous request and releases the write lock;

@@ -49,6 +49,16 @@ pub struct Db {
     pub(crate) hold: LockHold,
 }
 
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("path", &self.conn.path())
+            .field("in_transaction", &self.in_transaction())
+            .field("holds_write_lock", &self.hold.is_held())
+            .finish()
+    }
+}
+
 /// What preparing a SQL string produced.
 enum Prepared<'c> {
     /// Exactly one statement, from the cache.
@@ -206,7 +216,7 @@ pub(crate) fn run<T>(
     bind(stmt, params)?;
     // Read-only statements without result columns are BEGIN/SAVEPOINT/COMMIT and friends:
     // an app's own BEGIN holds the lock from the start, so its first write can't hit BUSY.
-    if false {
+    if !stmt.readonly() || stmt.column_count() == 0 {
         hold.acquire();
     }
     let result = body(stmt); // the statement is reset when `body` returns

@@ -58,6 +58,15 @@ impl WriteLock {
     }
 }
 
+impl std::fmt::Debug for WriteLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = self.0.tickets.lock();
+        f.debug_struct("WriteLock")
+            .field("queued", &(t.next - t.serving))
+            .finish()
+    }
+}
+
 /// One `Db`'s relation to its `WriteLock`: whether it currently owns it.
 pub(crate) struct LockHold {
     lock: WriteLock,
@@ -94,7 +103,6 @@ impl LockHold {
     }
 
     /// Whether this `Db` owns the lock now.
-    #[cfg(test)]
     pub(crate) fn is_held(&self) -> bool {
         self.held
     }

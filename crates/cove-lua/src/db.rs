@@ -126,7 +126,7 @@ fn batch_step(
     let result = step(&mut *db_mut(lua)?);
     match result {
         Ok(()) => Ok((true, Value::Nil)),
-        Err(e) => fail(lua, format!("db.batch: {api} failed: {e}")),
+        Err(e) => fail(lua, format!("db.batch: {e}")),
     }
 }
 
@@ -139,14 +139,14 @@ pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     )?;
     raw.raw_set(
         "db_begin",
-        lua.create_function(|lua, ()| batch_step(lua, "BEGIN", Db::begin_batch))?,
+        lua.create_function(|lua, ()| batch_step(lua, Db::begin_batch))?,
     )?;
     raw.raw_set(
         "db_commit",
-        lua.create_function(|lua, ()| batch_step(lua, "COMMIT", Db::commit_batch))?,
+        lua.create_function(|lua, ()| batch_step(lua, Db::commit_batch))?,
     )?;
     raw.raw_set(
         "db_rollback",
-        lua.create_function(|lua, ()| batch_step(lua, "ROLLBACK", Db::rollback_batch))?,
+        lua.create_function(|lua, ()| batch_step(lua, Db::rollback_batch))?,
     )
 }

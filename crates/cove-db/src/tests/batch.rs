@@ -32,11 +32,11 @@ fn a_nested_batch_is_refused_and_the_outer_one_survives() {
     table(&mut f);
     f.db.begin_batch().expect("begin");
     exec(&mut f.db, "INSERT INTO t VALUES (1)");
-    let err = f.db.begin_batch().err().expect("nested");
+    let err = f.db.begin_batch().expect_err("nested");
     assert_eq!(err.code(), "db.transaction");
     assert_eq!(
         err.to_string(),
-        "BEGIN failed: cannot start a transaction within a transaction"
+        "cannot start a transaction within a transaction"
     );
     assert!(f.db.in_transaction());
     assert!(f.db.holds_write_lock());
@@ -54,7 +54,7 @@ fn a_failed_commit_rolls_back_releases_and_says_commit_failed() {
     );
     f.db.begin_batch().expect("begin");
     exec(&mut f.db, "INSERT INTO child VALUES (99)"); // checked only at COMMIT
-    let err = f.db.commit_batch().err().expect("commit must fail");
+    let err = f.db.commit_batch().expect_err("commit must fail");
     assert_eq!(
         err.to_string(),
         "COMMIT failed: FOREIGN KEY constraint failed"

@@ -2,7 +2,7 @@ use super::*;
 use crate::DbError;
 
 fn exec_err(db: &mut Db, sql: &str) -> DbError {
-    db.exec(sql, &[], Origin::App).err().expect(sql)
+    db.exec(sql, &[], Origin::App).expect_err(sql)
 }
 
 #[test]
@@ -20,8 +20,7 @@ fn sql_errors_carry_sqlites_message_only() {
     );
     let err =
         f.db.query("SELECT nope", &[], Origin::App, |_, _| Ok(()))
-            .err()
-            .expect("fail");
+            .expect_err("fail");
     assert_eq!(err.to_string(), "no such column: nope");
 }
 

@@ -180,8 +180,7 @@ fn a_failed_write_releases_the_lock() {
     exec(&mut f.db, "INSERT INTO u VALUES ('a@x')");
     let err =
         f.db.exec("INSERT INTO u VALUES ('a@x')", &[], Origin::App)
-            .err()
-            .expect("dup");
+            .expect_err("dup");
     assert_eq!(err.code(), "db.constraint");
     assert!(!f.db.holds_write_lock());
     let mut other = f.second();

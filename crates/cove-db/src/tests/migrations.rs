@@ -107,7 +107,7 @@ fn a_failing_migration_rolls_back_and_stops() {
         "CREATE TABLE b(x);\nINSERT INTO nope VALUES (1);",
     );
     write(&dir, "003_later.sql", "CREATE TABLE c(x);");
-    let err = f.db.migrate(&dir).err().expect("must fail");
+    let err = f.db.migrate(&dir).expect_err("must fail");
     assert_eq!(err.code(), "db.migration");
     assert_eq!(err.to_string(), "002_bad.sql: no such table: nope");
     assert!(matches!(&err, DbError::Migration { file, .. } if file == "002_bad.sql"));
@@ -131,7 +131,7 @@ fn a_migration_may_not_end_its_own_transaction() {
         "001_commit.sql",
         "CREATE TABLE a(x); COMMIT; CREATE TABLE b(x);",
     );
-    let err = f.db.migrate(&dir).err().expect("must fail");
+    let err = f.db.migrate(&dir).expect_err("must fail");
     assert!(
         err.to_string()
             .starts_with("001_commit.sql: the file ended"),

@@ -45,9 +45,7 @@ fn pragmas_are_applied_to_memory_databases() {
 fn open_fails_with_db_open_code() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("missing-dir").join("app.db");
-    let err = Db::open(&path, WriteLock::default())
-        .err()
-        .expect("must fail");
+    let err = Db::open(&path, WriteLock::default()).expect_err("must fail");
     assert_eq!(err.code(), "db.open");
     assert!(err.to_string().contains("missing-dir"), "{err}");
 }
@@ -60,8 +58,7 @@ fn open_readonly_reads_but_refuses_writes() {
     assert_eq!(int(&mut ro, "SELECT count(*) FROM t"), 1);
     let err = ro
         .exec("INSERT INTO t VALUES (2)", &[], Origin::App)
-        .err()
-        .expect("must fail");
+        .expect_err("must fail");
     assert!(err.to_string().contains("readonly"), "{err}");
     assert!(matches!(
         Db::open_readonly(&f.dir.path().join("nope.db")),

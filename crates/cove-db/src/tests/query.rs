@@ -63,7 +63,7 @@ fn too_many_params_is_an_error_naming_the_counts() {
         Origin::App,
         |_, _| Ok(()),
     );
-    let err = err.err().expect("must fail");
+    let err = err.expect_err("must fail");
     assert_eq!(err.code(), "db.params");
     assert_eq!(
         err.to_string(),
@@ -71,8 +71,7 @@ fn too_many_params_is_an_error_naming_the_counts() {
     );
     let err =
         f.db.exec("SELECT 1", &[Value::Null], Origin::App)
-            .err()
-            .expect("must fail");
+            .expect_err("must fail");
     assert_eq!(
         err.to_string(),
         "too many parameters: the statement takes 0, got 1"
@@ -225,8 +224,7 @@ fn several_statements_with_params_or_in_query_are_refused() {
     ] {
         let err =
             f.db.exec(sql, &[Value::Integer(1)], Origin::App)
-                .err()
-                .expect(sql);
+                .expect_err(sql);
         assert_eq!(err.code(), "db.params");
         assert!(
             err.to_string()
@@ -236,8 +234,7 @@ fn several_statements_with_params_or_in_query_are_refused() {
     }
     let err =
         f.db.query("SELECT 1; SELECT 2", &[], Origin::App, |_, _| Ok(()))
-            .err()
-            .expect("must fail");
+            .expect_err("must fail");
     assert!(
         err.to_string()
             .starts_with("several statements in one db.query"),
@@ -261,7 +258,7 @@ fn app_origin_may_not_touch_reserved_tables() {
         "SELECT * FROM _HULL_Sessions",
         "SELECT '_Hull_'",
     ] {
-        let err = f.db.exec(sql, &[], Origin::App).err().expect(sql);
+        let err = f.db.exec(sql, &[], Origin::App).expect_err(sql);
         assert_eq!(err.code(), "db.reserved");
         assert_eq!(
             err.to_string(),
@@ -269,8 +266,7 @@ fn app_origin_may_not_touch_reserved_tables() {
         );
         let err =
             f.db.query(sql, &[], Origin::App, |_, _| Ok(()))
-                .err()
-                .expect(sql);
+                .expect_err(sql);
         assert_eq!(err.code(), "db.reserved");
     }
     exec(&mut f.db, "CREATE TABLE _hull_x(a)"); // stdlib is exempt
