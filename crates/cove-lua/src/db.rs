@@ -118,11 +118,7 @@ fn exec(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Result<O
     }
 }
 
-fn batch_step(
-    lua: &Lua,
-    api: &str,
-    step: fn(&mut Db) -> Result<(), DbError>,
-) -> mlua::Result<Outcome> {
+fn batch_step(lua: &Lua, step: fn(&mut Db) -> Result<(), DbError>) -> mlua::Result<Outcome> {
     let result = step(&mut *db_mut(lua)?);
     match result {
         Ok(()) => Ok((true, Value::Nil)),
