@@ -60,6 +60,8 @@ fn write_table(out: &mut Vec<u8>, t: &Table, depth: usize) -> Result<(), JsonErr
         out.extend_from_slice(b"[]");
         return Ok(());
     }
+    // The key borrows from the Lua string, so `sort_by_key` cannot return it.
+    #[allow(clippy::unnecessary_sort_by)]
     entries.sort_by(|a, b| a.0.as_bytes().cmp(&b.0.as_bytes()));
     out.push(b'{');
     for (i, (k, v)) in entries.iter().enumerate() {

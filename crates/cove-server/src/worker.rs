@@ -22,7 +22,6 @@ use crate::Handler;
 fn http_builder() -> http1::Builder {
     let mut b = http1::Builder::new();
     b.keep_alive(true)
-        .pipeline_flush(true)
         .max_headers(100)
         .timer(TokioTimer::new())
         .header_read_timeout(Duration::from_secs(30));

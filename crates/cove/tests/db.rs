@@ -1,0 +1,157 @@
+//! db.* from app code, migrations, error reporting, and concurrent writes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::thread;
+
+use serde_json::json;
+
+use crate::util::{fixture, line_of, Conn, Server};
+
+fn server() -> Server {
+    Server::fixture("db", &[])
+}
+
+#[test]
+fn query_exec_and_last_id() {
+    let s = server();
+    let r = s.post("/items", "a");
+    assert_eq!((r.status, r.json()), (201, json!({"id": 1})));
+    assert_eq!(s.post("/items", "b").json(), json!({"id": 2}));
+    assert_eq!(s.post("/items", "a").json(), json!({"id": 3}));
+    assert_eq!(s.post("/items/bump", "a").json(), json!({"changed": 2}));
+    assert_eq!(s.post("/items/bump", "zzz").json(), json!({"changed": 0}));
+    assert_eq!(
+        s.get("/items").json(),
+        json!([
+            {"id": 1, "name": "a", "n": 1},
+            {"id": 2, "name": "b", "n": 0},
+            {"id": 3, "name": "a", "n": 1},
+        ])
+    );
+    assert_eq!(s.get("/items/count").json(), json!({"count": 3}));
+}
+
+#[test]
+fn migrations_ran_and_are_recorded() {
+    let s = server();
+    assert_eq!(s.get("/items/count").status, 200);
+    let db = rusqlite::Connection::open(s.db_path()).unwrap();
+    let mut stmt = db
+        .prepare("SELECT name FROM _hull_migrations ORDER BY name")
+        .unwrap();
+    let names: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(names, ["001_init.sql", "002_kinds.sql"]);
+}
+
+#[test]
+fn batch_commits_together() {
+    let s = server();
+    assert_eq!(s.post("/batch/ok", "").json(), json!({"count": 3}));
+}
+
+#[test]
+fn batch_error_rolls_back_and_re_raises() {
+    let s = server();
+    let v = s.post("/batch/fail", "").json();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["count"], 0, "rolled back: {v}");
+    assert!(v["err"].as_str().unwrap().contains("batch boom"), "{v}");
+
+    let r = s.post("/batch/throw", "");
+    assert_eq!(r.status, 500);
+    s.wait_for_log("batch throw");
+    assert_eq!(
+        s.get("/batch/count/batch-throw").json(),
+        json!({"count": 0})
+    );
+    // The connection is usable and not stuck in a transaction.
+    assert_eq!(s.post("/batch/ok", "").json(), json!({"count": 3}));
+}
+
+#[test]
+fn blobs_nulls_and_floats() {
+    let r = server().get("/types");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json(),
+        json!({
+            "i": 42, "i_type": "integer",
+            "r": 0.5, "r_type": "float",
+            "t": "text",
+            "b_hex": "6100ff7a", "b_len": 4, "tb": "blob",
+            "z_is_nil": true, "tz": "null",
+        })
+    );
+}
+
+#[test]
+fn reserved_tables_are_off_limits_to_app_code() {
+    let s = server();
+    let r = s.get("/reserved");
+    assert_eq!(
+        (r.status, r.text().as_str()),
+        (500, "Internal Server Error")
+    );
+    let log = s.wait_for_log("reserved");
+    assert!(log.contains("_hull_"), "{log}");
+}
+
+#[test]
+fn db_errors_name_the_script_line() {
+    let s = server();
+    assert_eq!(s.get("/no-table").status, 500);
+    let line = line_of(&fixture("db"), "marker: no such table");
+    s.wait_for_log(&format!(
+        "app.lua:{line}: db.query failed: no such table: nope"
+    ));
+}
+
+#[test]
+fn concurrent_inserts_are_all_stored_once() {
+    const THREADS: usize = 20;
+    const PER_THREAD: usize = 100;
+    let s = Arc::new(server());
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let port = s.port;
+            thread::spawn(move || {
+                let mut conn = Conn::open(port);
+                (0..PER_THREAD)
+                    .map(|i| {
+                        let name = format!("t{t}-{i}");
+                        let r = conn.request("POST", "/items", &[], Some(name.as_bytes()));
+                        assert_eq!(r.status, 201, "{}", r.text());
+                        (r.json()["id"].as_i64().expect("id"), name)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut acked: HashMap<i64, String> = HashMap::new();
+    for h in handles {
+        for (id, name) in h.join().expect("client thread") {
+            assert!(
+                acked.insert(id, name).is_none(),
+                "id {id} acknowledged twice"
+            );
+        }
+    }
+    assert_eq!(acked.len(), THREADS * PER_THREAD);
+    assert_eq!(
+        s.get("/items/count").json(),
+        json!({"count": THREADS * PER_THREAD})
+    );
+    let db = rusqlite::Connection::open(s.db_path()).unwrap();
+    let mut stmt = db.prepare("SELECT id, name FROM items").unwrap();
+    let stored: HashMap<i64, String> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(stored, acked);
+}

@@ -1,0 +1,96 @@
+//! Body size and instruction limits.
+
+use serde_json::json;
+
+use crate::util::Server;
+
+#[test]
+fn declared_body_over_1_mib_is_413() {
+    let s = Server::fixture("basic", &[]);
+    let mut conn = s.conn();
+    // Only the head: the server must answer from Content-Length alone.
+    conn.send(b"POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n");
+    let r = conn.read_response();
+    assert_eq!((r.status, r.text().as_str()), (413, "Payload Too Large"));
+    // Exactly the limit is fine.
+    let body = vec![b'x'; 1 << 20];
+    let r = s.request("POST", "/body", &[], Some(&body));
+    assert_eq!((r.status, r.json()), (200, json!({"len": 1 << 20})));
+}
+
+#[test]
+fn max_body_flag_sets_the_limit() {
+    let s = Server::fixture("basic", &["--max-body", "1k"]);
+    let r = s.request("POST", "/body", &[], Some(&[b'a'; 2048]));
+    assert_eq!(r.status, 413);
+    let r = s.request("POST", "/body", &[], Some(&[b'a'; 512]));
+    assert_eq!((r.status, r.json()), (200, json!({"len": 512})));
+    let r = s.request("POST", "/body", &[], Some(&[b'a'; 1024]));
+    assert_eq!(r.json(), json!({"len": 1024}));
+}
+
+#[test]
+
+fn chunked_body_over_the_limit_is_413() {
+    let s = Server::fixture("basic", &["--max-body", "1k"]);
+    let mut conn = s.conn();
+    let mut req = b"POST /body HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..4 {
+        req.extend_from_slice(b"200\r\n");
+        req.extend_from_slice(&[b'c'; 0x200]);
+        req.extend_from_slice(b"\r\n");
+    }
+    req.extend_from_slice(b"0\r\n\r\n");
+    conn.send(&req);
+    let r = conn.read_response();
+    assert_eq!((r.status, r.text().as_str()), (413, "Payload Too Large"));
+    assert_eq!(s.get("/health").status, 200);
+}
+
+#[test]
+fn chunked_body_in_one_oversized_chunk_is_413() {
+    let s = Server::fixture("basic", &["--max-body", "1k"]);
+    let mut conn = s.conn();
+    let mut req =
+        b"POST /body HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n".to_vec();
+    req.extend_from_slice(&[b'c'; 0x800]);
+    req.extend_from_slice(b"\r\n0\r\n\r\n");
+    conn.send(&req);
+    let r = conn.read_response();
+    assert_eq!((r.status, r.text().as_str()), (413, "Payload Too Large"));
+    // Under the limit, chunked bodies are read whole.
+    let mut conn = s.conn();
+    conn.send(b"POST /body HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n200\r\n");
+    conn.send(&[b'c'; 0x200]);
+    conn.send(b"\r\n0\r\n\r\n");
+    assert_eq!(conn.read_response().json(), json!({"len": 512}));
+}
+
+fn assert_loop_is_stopped(path: &str) {
+    let s = Server::fixture(
+        "basic",
+        &["--workers", "1", "--max-instructions", "1000000"],
+    );
+    let mut conn = s.conn();
+    let r = conn.request("GET", path, &[], None);
+    assert_eq!(
+        (r.status, r.text().as_str()),
+        (500, "Internal Server Error")
+    );
+    s.wait_for_log("instruction limit exceeded");
+    // The same (only) worker answers again, on a new connection and the old one.
+    assert_eq!(s.get("/health").status, 200);
+    assert_eq!(conn.request("GET", "/health", &[], None).status, 200);
+    let r = conn.request("GET", path, &[], None);
+    assert_eq!(r.status, 500, "the budget is reset per call, not used up");
+}
+
+#[test]
+fn infinite_loop_hits_the_instruction_limit() {
+    assert_loop_is_stopped("/loop");
+}
+
+#[test]
+fn pcall_cannot_swallow_the_instruction_limit() {
+    assert_loop_is_stopped("/pcall-loop");
+}

@@ -1,0 +1,15 @@
+//! End-to-end tests: the real `cove` binary, real sockets, real SQLite files.
+//! One test binary (`--test integration`) so the binary is linked once.
+
+mod util;
+
+mod cli;
+mod db;
+mod examples;
+mod http;
+mod limits;
+mod middleware;
+mod response;
+mod routing;
+mod sandbox;
+mod shutdown;

@@ -1,0 +1,80 @@
+//! Route matching: 404, 405, HEAD fallback, trailing slash, params, query.
+
+use serde_json::json;
+
+use crate::util::Server;
+
+fn basic() -> Server {
+    Server::fixture("basic", &[])
+}
+
+#[test]
+fn unknown_path_is_404_not_found() {
+    let r = basic().get("/nope");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.reason, "Not Found");
+    assert_eq!(r.text(), "Not Found");
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+}
+
+#[test]
+fn wrong_method_is_405_with_allow() {
+    let s = basic();
+    let r = s.request("PUT", "/items", &[], Some(b"x"));
+    assert_eq!(r.status, 405);
+    assert_eq!(r.text(), "Method Not Allowed");
+    assert_eq!(r.header("allow"), Some("GET, POST"));
+    let r = s.request("DELETE", "/health", &[], None);
+    assert_eq!((r.status, r.header("allow")), (405, Some("GET")));
+    // Methods are case-sensitive.
+    assert_eq!(s.request("get", "/health", &[], None).status, 405);
+}
+
+#[test]
+fn head_falls_back_to_get() {
+    let s = basic();
+    let r = s.request("HEAD", "/items", &[], None);
+    assert_eq!(r.status, 200);
+    assert!(r.body.is_empty());
+    assert_eq!(r.header("content-length"), Some("4"));
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    // A POST-only path still answers HEAD with 405.
+    let r = s.request("HEAD", "/body", &[], None);
+    assert_eq!((r.status, r.header("allow")), (405, Some("POST")));
+}
+
+#[test]
+fn one_trailing_slash_is_tolerated() {
+    let s = basic();
+    assert_eq!(s.get("/tasks").text(), "tasks");
+    let r = s.get("/tasks/");
+    assert_eq!((r.status, r.text().as_str()), (200, "tasks"));
+    assert_eq!(s.get("/tasks//").status, 404);
+    assert_eq!(s.get("/Tasks").status, 404, "paths are case-sensitive");
+}
+
+#[test]
+fn route_params_are_captured_and_percent_decoded() {
+    let s = basic();
+    assert_eq!(s.get("/params/1/two").json(), json!({"a": "1", "b": "two"}));
+    let r = s.get("/params/a%20b/%C3%A9t%2Fx");
+    assert_eq!(r.json(), json!({"a": "a b", "b": "ét/x"}));
+    // + is not a space in a path.
+    assert_eq!(s.get("/params/a+b/c").json()["a"], "a+b");
+    assert_eq!(s.get("/params/1").status, 404);
+    assert_eq!(s.get("/params/1/2/3").status, 404);
+}
+
+#[test]
+fn query_is_decoded_and_last_duplicate_wins() {
+    let s = basic();
+    let r = s.get("/query?a=1&b=x%20y&c=a+b&a=2&flag&e=%C3%A9");
+    assert_eq!(
+        r.json(),
+        json!({"a": "2", "b": "x y", "c": "a b", "flag": "", "e": "é"})
+    );
+    // No query: an empty table, which encodes as [].
+    assert_eq!(s.get("/query").text(), "[]");
+    // The query is not part of matching.
+    assert_eq!(s.get("/tasks?x=1").text(), "tasks");
+}

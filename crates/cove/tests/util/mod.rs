@@ -1,0 +1,266 @@
+//! Test harness: start the real `cove` binary on a free port with its own
+//! SQLite file, signal it and read its log. `client` talks raw HTTP/1.1.
+
+mod client;
+
+pub use client::{build_request, Conn, Response};
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Upper bound for anything that should be quick; only there to avoid hangs.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_cove")
+}
+
+/// `tests/fixtures/<name>/app.lua`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .join("app.lua")
+}
+
+/// `examples/<name>/app.lua` at the workspace root.
+pub fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+        .join("app.lua")
+}
+
+/// 1-based number of the first line of `file` containing `marker`.
+pub fn line_of(file: &Path, marker: &str) -> usize {
+    let src = std::fs::read_to_string(file).expect("read fixture");
+    src.lines()
+        .position(|l| l.contains(marker))
+        .map(|i| i + 1)
+        .unwrap_or_else(|| panic!("{marker:?} not found in {}", file.display()))
+}
+
+/// A running `cove` process; killed when dropped.
+pub struct Server {
+    child: Child,
+    pub port: u16,
+    log: Arc<Mutex<String>>,
+    db: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Spawn `cove` with stderr captured line by line into `log`; `on_line` sees each line.
+fn spawn_logged(
+    args: &[&str],
+    cwd: &Path,
+    mut on_line: impl FnMut(&str) + Send + 'static,
+) -> (Child, Arc<Mutex<String>>) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("HULL_MAX_INSTRUCTIONS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cove");
+    let log = Arc::new(Mutex::new(String::new()));
+    let sink = log.clone();
+    let stderr = child.stderr.take().expect("stderr");
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            on_line(&line);
+            let mut s = sink.lock().unwrap();
+            s.push_str(&line);
+            s.push('\n');
+        }
+    });
+    (child, log)
+}
+
+fn port_of(line: &str) -> Option<u16> {
+    let rest = line.split("listening on http://").nth(1)?;
+    let addr = rest.split_whitespace().next()?;
+    addr.rsplit(':').next()?.parse().ok()
+}
+
+impl Server {
+    /// Start `app` with `-p 0` and a fresh database; `extra` flags go first.
+    /// Two workers unless `extra` says otherwise.
+    pub fn start(app: &Path, extra: &[&str]) -> Server {
+        Server::try_start(app, extra).unwrap_or_else(|log| panic!("cove did not start:\n{log}"))
+    }
+
+    pub fn fixture(name: &str, extra: &[&str]) -> Server {
+        Server::start(&fixture(name), extra)
+    }
+
+    /// Like `start`, but returns the log if the server exits before listening.
+    pub fn try_start(app: &Path, extra: &[&str]) -> Result<Server, String> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("data.db");
+        let mut args: Vec<&str> = extra.to_vec();
+        if !extra.contains(&"--workers") {
+            args.extend(["--workers", "2"]);
+        }
+        let db_str = db.to_str().expect("utf-8 temp path");
+        args.extend([
+            "-p",
+            "0",
+            "-d",
+            db_str,
+            app.to_str().expect("utf-8 app path"),
+        ]);
+        let (tx, rx) = mpsc::channel();
+        let (mut child, log) = spawn_logged(&args, dir.path(), move |line| {
+            if let Some(port) = port_of(line) {
+                let _ = tx.send(port);
+            }
+        });
+        match rx.recv_timeout(TIMEOUT) {
+            Ok(port) => Ok(Server {
+                child,
+                port,
+                log,
+                db,
+                _dir: dir,
+            }),
+            Err(_) => {
+                let _ = child.kill();
+                let status = child.wait().ok();
+                let text = log.lock().unwrap().clone();
+                Err(format!("exit status {status:?}\n{text}"))
+            }
+        }
+    }
+
+    pub fn db_path(&self) -> &Path {
+        &self.db
+    }
+
+    /// Everything the server wrote to stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Wait until stderr contains `needle` (log lines may trail the response).
+    pub fn wait_for_log(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let log = self.log();
+            if log.contains(needle) {
+                return log;
+            }
+            assert!(
+                start.elapsed() < TIMEOUT,
+                "log never contained {needle:?}:\n{log}"
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn signal(&self, sig: libc::c_int) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("pid");
+        send_signal(pid, sig);
+    }
+
+    /// Wait for the process to exit (panics after `TIMEOUT`).
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        wait_timeout(&mut self.child)
+    }
+
+    pub fn conn(&self) -> Conn {
+        Conn::open(self.port)
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        self.request("GET", path, &[], None)
+    }
+
+    pub fn post(&self, path: &str, body: &str) -> Response {
+        self.request("POST", path, &[], Some(body.as_bytes()))
+    }
+
+    /// One request on a fresh connection.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Response {
+        self.conn().request(method, path, headers, body)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[allow(unsafe_code)]
+fn send_signal(pid: libc::pid_t, sig: libc::c_int) {
+    // SAFETY: kill(2) has no memory-safety preconditions; `pid` is our own child.
+    let rc = unsafe { libc::kill(pid, sig) };
+    assert_eq!(rc, 0, "kill({pid}, {sig}) failed");
+}
+
+fn wait_timeout(child: &mut Child) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            panic!("cove did not exit within {TIMEOUT:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Result of running `cove` to completion.
+pub struct Exit {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run `cove args...` in a temporary directory and wait for it to exit.
+pub fn run(args: &[&str]) -> Exit {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cove");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let out_t = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_t = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = wait_timeout(&mut child);
+    Exit {
+        code: status.code(),
+        stdout: out_t.join().unwrap(),
+        stderr: err_t.join().unwrap(),
+    }
+}
