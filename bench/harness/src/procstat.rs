@@ -1,0 +1,176 @@
+//! CPU time from /proc: a process's utime+stime (all its threads) and the
+//! machine-wide busy time from /proc/stat, both in clock ticks.
+
+use std::process::Command;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+/// The fields of /proc/<pid>/stat that the harness uses (ticks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PidStat {
+    pub comm: String,
+    pub state: char,
+    pub utime: u64,
+    pub stime: u64,
+    /// CPU of waited-for children (wrk, once reaped).
+    pub cutime: u64,
+    pub cstime: u64,
+}
+
+impl PidStat {
+    pub fn own(&self) -> u64 {
+        self.utime + self.stime
+    }
+    pub fn with_children(&self) -> u64 {
+        self.own() + self.cutime + self.cstime
+    }
+}
+
+/// Parse one /proc/<pid>/stat line. The command name sits in parentheses
+/// and may itself contain spaces and parentheses, so the fields are taken
+/// after the *last* `)`.
+pub fn parse_pid_stat(line: &str) -> Result<PidStat> {
+    let open = line
+        .find('(')
+        .ok_or_else(|| anyhow!("no '(' in {line:?}"))?;
+    let close = line
+        .rfind(')')
+        .ok_or_else(|| anyhow!("no ')' in {line:?}"))?;
+    if close < open {
+        bail!("malformed stat line {line:?}");
+    }
+    let comm = line[open + 1..close].to_string();
+    // Field 3 (state) is rest[0]; utime is field 14, so rest[11].
+    let rest: Vec<&str> = line[close + 1..].split_whitespace().collect();
+    if rest.len() < 15 {
+        bail!("short stat line {line:?}");
+    }
+    let field = |i: usize| -> Result<u64> {
+        rest[i]
+            .parse()
+            .map_err(|_| anyhow!("bad field {} in {line:?}", i + 3))
+    };
+    Ok(PidStat {
+        comm,
+        state: rest[0].chars().next().unwrap_or('?'),
+        utime: field(11)?,
+        stime: field(12)?,
+        cutime: field(13)?,
+        cstime: field(14)?,
+    })
+}
+
+/// /proc/<pid>/stat of a process (`"self"` for the harness).
+pub fn read_pid(pid: &str) -> Result<PidStat> {
+    let path = format!("/proc/{pid}/stat");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
+    parse_pid_stat(text.trim_end())
+}
+
+/// Machine-wide ticks from the first (`cpu `) line of /proc/stat.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTotals {
+    /// user + nice + system + irq + softirq (guest time is inside user).
+    pub busy: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub steal: u64,
+}
+
+pub fn parse_proc_stat(text: &str) -> Result<CpuTotals> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("cpu "))
+        .ok_or_else(|| anyhow!("no aggregate cpu line in /proc/stat"))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().map_err(|_| anyhow!("bad /proc/stat field {f:?}")))
+        .collect::<Result<_>>()?;
+    if v.len() < 8 {
+        bail!("short /proc/stat cpu line {line:?}");
+    }
+    Ok(CpuTotals {
+        busy: v[0] + v[1] + v[2] + v[5] + v[6],
+        idle: v[3],
+        iowait: v[4],
+        steal: v[7],
+    })
+}
+
+pub fn read_totals() -> Result<CpuTotals> {
+    parse_proc_stat(&std::fs::read_to_string("/proc/stat").context("cannot read /proc/stat")?)
+}
+
+/// Clock ticks per second (`getconf CLK_TCK`).
+pub fn clk_tck() -> Result<u64> {
+    let out = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .context("cannot run `getconf CLK_TCK`")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ticks: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| anyhow!("`getconf CLK_TCK` printed {text:?}"))?;
+    if ticks == 0 {
+        bail!("`getconf CLK_TCK` printed 0");
+    }
+    Ok(ticks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_stat_line() {
+        let line = "18996 (cove) S 1 18991 11817 0 -1 4194304 595 0 2 0 146 162 7 9 20 0 2 0 \
+                    105586 77246464 1699 18446744073709551615 0 0 0 0 0 0 0 4100 17474 0 0 0 17 0";
+        let s = parse_pid_stat(line).unwrap();
+        assert_eq!(s.comm, "cove");
+        assert_eq!(s.state, 'S');
+        assert_eq!((s.utime, s.stime, s.cutime, s.cstime), (146, 162, 7, 9));
+        assert_eq!(s.own(), 308);
+        assert_eq!(s.with_children(), 324);
+    }
+
+    #[test]
+    fn name_with_spaces_and_parens() {
+        let line = "4242 (my (odd) name) ) R 1 4242 4242 0 -1 4194560 100 0 0 0 \
+                    1234 567 89 10 20 0 3 0 5000 1000000 200 18446744073709551615";
+        let s = parse_pid_stat(line).unwrap();
+        assert_eq!(s.comm, "my (odd) name) ");
+        assert_eq!(s.state, 'R');
+        assert_eq!((s.utime, s.stime, s.cutime, s.cstime), (1234, 567, 89, 10));
+    }
+
+    #[test]
+    fn bad_stat_lines() {
+        assert!(parse_pid_stat("").is_err());
+        assert!(parse_pid_stat("1 (x) S 1 2 3").is_err());
+        assert!(parse_pid_stat("1 )x( S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15").is_err());
+    }
+
+    #[test]
+    fn own_process_is_readable() {
+        let s = read_pid("self").unwrap();
+        assert!(!s.comm.is_empty());
+    }
+
+    #[test]
+    fn proc_stat_totals() {
+        let text = "cpu  18402 3 4884 169048 640 5 156 66 0 0\n\
+                    cpu0 9000 1 2400 84000 300 2 80 30 0 0\n\
+                    intr 123\n";
+        let t = parse_proc_stat(text).unwrap();
+        assert_eq!(t.busy, 18402 + 3 + 4884 + 5 + 156);
+        assert_eq!((t.idle, t.iowait, t.steal), (169048, 640, 66));
+        assert!(parse_proc_stat("cpu0 1 2 3\n").is_err());
+    }
+
+    #[test]
+    fn ticks_per_second() {
+        assert!(clk_tck().unwrap() > 0);
+    }
+}
