@@ -11,7 +11,6 @@ pub enum JsonError {
     SparseArray,
     MixedKeys,
     TooDeep,
-    Cycle,
 }
 
 impl fmt::Display for JsonError {
@@ -23,16 +22,12 @@ impl fmt::Display for JsonError {
             JsonError::MixedKeys => f.write_str(
                 "invalid table: mixed or invalid key types (use only string keys, or a 1..n sequence)",
             ),
-            JsonError::TooDeep => f.write_str("value nested too deeply for JSON (over 256 levels)"),
-            JsonError::Cycle => f.write_str("cannot encode a table that contains itself"),
+            JsonError::TooDeep => f.write_str("value nested too deeply for JSON (does a table contain itself?)"),
         }
     }
 }
 
 impl std::error::Error for JsonError {}
-
-/// Deepest nesting accepted when encoding or decoding.
-pub const MAX_DEPTH: usize = 256;
 
 /// Append `s` as a JSON string. Invalid UTF-8 becomes U+FFFD.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {

@@ -3,10 +3,11 @@
 
 use mlua::{Lua, Table, Value};
 
-use cove_db::{Db, DbError, Origin, Value as DbValue, ValueRef};
+use cove_db::{Db, DbError, Origin, Value as DbValue};
 
 use crate::error::chunk_of;
 use crate::globals::{fail, Outcome};
+use crate::vm::unlimited;
 
 fn params(lua_params: Option<Table>) -> Result<Vec<DbValue>, String> {
     let Some(t) = lua_params else {
@@ -58,46 +59,24 @@ fn db_mut(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Db>> {
         .ok_or_else(|| mlua::Error::RuntimeError("database not open".into()))
 }
 
-fn query(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
+fn query(lua: &Lua, args: (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
+    unlimited(lua, || query_rows(lua, args))
+}
+
+fn query_rows(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
     let sql = sql.to_str()?.to_string();
     let params = match params(p) {
         Ok(p) => p,
         Err(e) => return fail(lua, format!("db.query: {e}")),
     };
-    let rows = lua.create_table()?;
-    let mut names: Vec<mlua::LuaString> = Vec::new();
-    let mut n = 0usize;
-    let result = with_origin(lua, |origin| {
-        let mut db = db_mut(lua).map_err(|e| DbError::Callback(e.to_string()))?;
-        db.query(&sql, &params, origin, |cols, row| {
-            let to_err = |e: mlua::Error| DbError::Callback(e.to_string());
-            if names.len() != cols.len() {
-                names = cols
-                    .iter()
-                    .map(|c| lua.create_string(c))
-                    .collect::<mlua::Result<_>>()
-                    .map_err(to_err)?;
-            }
-            let t = lua
-                .create_table_with_capacity(0, cols.len())
-                .map_err(to_err)?;
-            for (i, name) in names.iter().enumerate() {
-                let v = match row.get(i) {
-                    ValueRef::Null => continue,
-                    ValueRef::Integer(x) => Value::Integer(x),
-                    ValueRef::Real(x) => Value::Number(x),
-                    ValueRef::Text(b) | ValueRef::Blob(b) => {
-                        Value::String(lua.create_string(b).map_err(to_err)?)
-                    }
-                };
-                t.raw_set(name, v).map_err(to_err)?;
-            }
-            n += 1;
-            rows.raw_set(n, t).map_err(to_err)
+    let result = crate::stack::rows(lua, |each_row| {
+        with_origin(lua, |origin| {
+            let mut db = db_mut(lua).map_err(|e| DbError::Callback(e.to_string()))?;
+            db.query(&sql, &params, origin, |cols, row| each_row(cols, row))
         })
-    });
+    })?;
     match result {
-        Ok(()) => Ok((true, Value::Table(rows))),
+        Ok(rows) => Ok((true, Value::Table(rows))),
         Err(e) => fail(lua, format!("db.query failed: {e}")),
     }
 }

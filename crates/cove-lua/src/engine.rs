@@ -12,7 +12,7 @@ use cove_db::Db;
 use crate::app_api::{self, AppState};
 use crate::error::describe;
 use crate::request::{self, ResObj};
-use crate::vm::{new_state, over_budget_fn, Budget};
+use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
 use crate::{db, globals, require};
 
 const PRELUDE: &str = include_str!("prelude.lua");
@@ -37,6 +37,8 @@ pub struct LuaApp {
 pub struct LuaEngine {
     lua: Lua,
     handlers: Vec<Function>,
+    /// The prelude's dispatcher: builds `req` and calls a handler.
+    dispatch: Function,
     res: AnyUserData,
     budget: Rc<Budget>,
 }
@@ -48,7 +50,8 @@ pub struct ReqState {
     has_body: bool,
 }
 
-fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<()> {
+/// Install the globals and run the prelude; returns its dispatcher.
+fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     globals::install_time(lua)?;
     globals::install_log(lua)?;
     app_api::install(lua)?;
@@ -57,7 +60,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<()> {
     db::add_raw(lua, &raw)?;
     raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;
     raw.raw_set("require", require::require_fn(lua, lua.create_table()?)?)?;
-    lua.load(PRELUDE).set_name("=[cove]").call::<()>(raw)
+    lua.load(PRELUDE).set_name("=[cove]").call::<Function>(raw)
 }
 
 fn roll_back_stale(lua: &Lua) {
@@ -75,7 +78,7 @@ impl LuaApp {
         let (lua, budget) = new_state(&config.limits).map_err(|e| describe(&e))?;
         lua.set_app_data(db);
         lua.set_app_data(AppState::new(config.app_dir.clone()));
-        install(&lua, budget.clone()).map_err(|e| describe(&e))?;
+        let dispatch = install(&lua, budget.clone()).map_err(|e| describe(&e))?;
 
         let display = config
             .entry
@@ -124,6 +127,7 @@ impl LuaApp {
             engine: LuaEngine {
                 lua,
                 handlers,
+                dispatch,
                 res,
                 budget,
             },
@@ -155,26 +159,6 @@ fn flow_of(v: &Value) -> Flow {
     }
 }
 
-impl LuaEngine {
-    fn req_table(&self, ex: &Exchange, st: &mut ReqState) -> mlua::Result<Table> {
-        match &st.table {
-            Some(t) => {
-                if !st.has_body && ex.req.body.is_some() {
-                    request::set_body(&self.lua, t, &ex.req)?;
-                    st.has_body = true;
-                }
-                Ok(t.clone())
-            }
-            None => {
-                let t = request::build(&self.lua, &ex.req)?;
-                st.has_body = ex.req.body.is_some();
-                st.table = Some(t.clone());
-                Ok(t)
-            }
-        }
-    }
-}
-
 impl Engine for LuaEngine {
     type State = ReqState;
 
@@ -190,16 +174,44 @@ impl Engine for LuaEngine {
         let handler = self.handlers.get(id as usize).ok_or_else(|| ScriptError {
             message: format!("no handler {id}"),
         })?;
-        let req = self.req_table(ex, st).map_err(err)?;
+        let lua = &self.lua;
+        let parts = unlimited(lua, || match &st.table {
+            Some(t) => {
+                if !st.has_body && ex.req.body.is_some() {
+                    t.raw_set("body", request::body(lua, &ex.req)?)?;
+                }
+                Ok(None)
+            }
+            None => request::parts(lua, &ex.req).map(Some),
+        })
+        .map_err(err)?;
+        st.has_body = ex.req.body.is_some();
         self.res.borrow_mut::<ResObj>().map_err(err)?.0 = Some(std::mem::take(&mut ex.res));
         self.budget.reset();
-        let result = handler.call::<Value>((req, &self.res));
+        let result = match parts {
+            None => self
+                .dispatch
+                .call::<(Value, Table)>((handler, &self.res, st.table.clone())),
+            Some(p) => self.dispatch.call::<(Value, Table)>((
+                handler,
+                &self.res,
+                Value::Nil,
+                p.method,
+                p.path,
+                p.body,
+                p.query,
+                p.params,
+                p.headers,
+            )),
+        };
         if let Ok(mut obj) = self.res.borrow_mut::<ResObj>() {
             if let Some(res) = obj.0.take() {
                 ex.res = res;
             }
         }
         roll_back_stale(&self.lua);
-        result.map(|v| flow_of(&v)).map_err(err)
+        let (flow, req) = result.map_err(err)?;
+        st.table = Some(req);
+        Ok(flow_of(&flow))
     }
 }

@@ -8,6 +8,7 @@ use cove_caps::{env, time};
 
 use crate::app_api::AppState;
 use crate::json;
+use crate::vm::unlimited;
 
 /// `ok, result` as returned by raw functions to the prelude.
 pub(crate) type Outcome = (bool, Value);
@@ -60,9 +61,11 @@ pub(crate) fn install_log(lua: &Lua) -> mlua::Result<()> {
 pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     raw.raw_set(
         "json_encode",
-        lua.create_function(|lua, v: Value| match json::encode(&v) {
-            Ok(bytes) => Ok((true, Value::String(lua.create_string(bytes)?))),
-            Err(e) => fail(lua, format!("json.encode: {e}")),
+        lua.create_function(|lua, v: Value| {
+            unlimited(lua, || match json::encode(lua, &v) {
+                Ok(bytes) => Ok((true, Value::String(lua.create_string(bytes)?))),
+                Err(e) => fail(lua, format!("json.encode: {e}")),
+            })
         })?,
     )?;
     raw.raw_set(
@@ -74,10 +77,10 @@ pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
                     format!("json.decode: expected a string, got {}", v.type_name()),
                 );
             };
-            match json::decode(lua, &s.as_bytes()) {
+            unlimited(lua, || match json::decode(lua, &s.as_bytes()) {
                 Ok(v) => Ok((true, v)),
                 Err(e) => fail(lua, format!("json.decode: {e}")),
-            }
+            })
         })?,
     )?;
     raw.raw_set(

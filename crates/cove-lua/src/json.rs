@@ -4,106 +4,13 @@
 
 use std::fmt;
 
-use cove_caps::json::{write_float, write_int, write_string, JsonError, MAX_DEPTH};
-use mlua::{Lua, Table, Value};
+use cove_caps::json::JsonError;
+use mlua::{Lua, Value};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-/// Encode a Lua value as JSON text.
-pub(crate) fn encode(value: &Value) -> Result<Vec<u8>, JsonError> {
-    let mut out = Vec::with_capacity(128);
-    write_value(&mut out, value, 0)?;
-    Ok(out)
-}
-
-fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), JsonError> {
-    match value {
-        Value::Nil => out.extend_from_slice(b"null"),
-        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Integer(i) => write_int(out, *i),
-        Value::Number(n) => write_float(out, *n)?,
-        Value::String(s) => write_string(out, &s.as_bytes()),
-        Value::Table(t) => {
-            if depth >= MAX_DEPTH {
-                return Err(JsonError::TooDeep);
-            }
-            write_table(out, t, depth + 1)?;
-        }
-        Value::Function(_) => return Err(JsonError::Unsupported("function")),
-        Value::UserData(_) | Value::LightUserData(_) => {
-            return Err(JsonError::Unsupported("userdata"))
-        }
-        Value::Thread(_) => return Err(JsonError::Unsupported("coroutine")),
-        _ => return Err(JsonError::Unsupported("value of this type")),
-    }
-    Ok(())
-}
-
-fn write_table(out: &mut Vec<u8>, t: &Table, depth: usize) -> Result<(), JsonError> {
-    let len = t.raw_len();
-    if len > 0 {
-        return write_array(out, t, len, depth);
-    }
-    let mut entries: Vec<(mlua::LuaString, Value)> = Vec::new();
-    let mut bad_key = false;
-    t.for_each(|k: Value, v: Value| {
-        match k {
-            Value::String(s) => entries.push((s, v)),
-            _ => bad_key = true,
-        }
-        Ok(())
-    })
-    .map_err(|_| JsonError::MixedKeys)?;
-    if bad_key {
-        return Err(JsonError::MixedKeys);
-    }
-    if entries.is_empty() {
-        out.extend_from_slice(b"[]");
-        return Ok(());
-    }
-    // The key borrows from the Lua string, so `sort_by_key` cannot return it.
-    #[allow(clippy::unnecessary_sort_by)]
-    entries.sort_by(|a, b| a.0.as_bytes().cmp(&b.0.as_bytes()));
-    out.push(b'{');
-    for (i, (k, v)) in entries.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_string(out, &k.as_bytes());
-        out.push(b':');
-        write_value(out, v, depth)?;
-    }
-    out.push(b'}');
-    Ok(())
-}
-
-fn write_array(out: &mut Vec<u8>, t: &Table, len: usize, depth: usize) -> Result<(), JsonError> {
-    // Every key must be an integer in 1..=len.
-    let mut count = 0usize;
-    let mut non_index = false;
-    t.for_each(|k: Value, _: Value| {
-        count += 1;
-        if !matches!(k, Value::Integer(i) if i >= 1) {
-            non_index = true;
-        }
-        Ok(())
-    })
-    .map_err(|_| JsonError::MixedKeys)?;
-    if non_index {
-        return Err(JsonError::MixedKeys);
-    }
-    if count != len {
-        return Err(JsonError::SparseArray);
-    }
-    out.push(b'[');
-    for i in 1..=len {
-        if i > 1 {
-            out.push(b',');
-        }
-        let v: Value = t.raw_get(i).map_err(|_| JsonError::SparseArray)?;
-        write_value(out, &v, depth)?;
-    }
-    out.push(b']');
-    Ok(())
+/// Encode a Lua value as JSON text (the walker lives in stack.rs).
+pub(crate) fn encode(lua: &Lua, value: &Value) -> Result<Vec<u8>, JsonError> {
+    crate::stack::encode(lua, value)
 }
 
 /// Decode JSON text into Lua values (objects and arrays become tables).
@@ -189,7 +96,7 @@ mod tests {
 
     fn enc(lua: &Lua, src: &str) -> Result<String, JsonError> {
         let v: Value = lua.load(src).eval().unwrap();
-        encode(&v).map(|b| String::from_utf8(b).unwrap())
+        encode(lua, &v).map(|b| String::from_utf8(b).unwrap())
     }
 
     #[test]

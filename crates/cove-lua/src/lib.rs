@@ -10,6 +10,7 @@ mod globals;
 mod json;
 mod request;
 mod require;
+mod stack;
 mod vm;
 
 pub use engine::{LuaApp, LuaConfig, LuaEngine};

@@ -51,3 +51,21 @@ db = {
 json = { encode = wrap(raw.json_encode), decode = wrap(raw.json_decode) }
 env = { get = wrap(raw.env_get) }
 require = wrap(raw.require)
+
+-- The engine calls this for every handler and middleware. The req table is
+-- built here on a request's first call (table constructors are cheapest in
+-- Lua) and handed back so later calls of the same request reuse it.
+return function(handler, res, req, method, path, body, query, params, headers)
+  if req == nil then
+    req = {
+      method = method,
+      path = path,
+      body = body,
+      query = query or {},
+      params = params or {},
+      headers = headers or {},
+      ctx = {},
+    }
+  end
+  return handler(req, res), req
+end

@@ -1,52 +1,78 @@
 //! `req` tables and the `res` object (Hull §4).
 
-use mlua::{AnyUserData, Lua, Table, UserData, UserDataMethods, Value};
+use mlua::{AnyUserData, Lua, LuaString, Table, UserData, UserDataMethods, Value};
 
 use cove_caps::Csp;
 use cove_core::{parse_query, Request, Response};
 
 use crate::json;
+use crate::vm::unlimited;
 
-/// Build the `req` table. Duplicate headers are joined (`, `; `; ` for
-/// cookies); the last duplicate query key wins.
-pub(crate) fn build(lua: &Lua, req: &Request) -> mlua::Result<Table> {
-    let t = lua.create_table_with_capacity(0, 8)?;
-    t.raw_set("method", req.method.as_str())?;
-    t.raw_set("path", req.path.as_str())?;
-    let query = lua.create_table()?;
-    if let Some(raw) = &req.query {
-        for (k, v) in parse_query(raw) {
-            query.raw_set(k, v)?;
-        }
-    }
-    t.raw_set("query", query)?;
-    let params = lua.create_table_with_capacity(0, req.params.len())?;
-    for (k, v) in &req.params {
-        params.raw_set(k.as_str(), v.as_str())?;
-    }
-    t.raw_set("params", params)?;
-    let headers = lua.create_table_with_capacity(0, req.headers.len())?;
-    for (i, (name, value)) in req.headers.iter().enumerate() {
-        if req.headers[..i].iter().any(|(n, _)| n == name) {
-            let prev: mlua::LuaString = headers.raw_get(name.as_str())?;
-            let sep = if name == "cookie" { "; " } else { ", " };
-            let joined = [&prev.as_bytes()[..], sep.as_bytes(), value.as_bytes()].concat();
-            headers.raw_set(name.as_str(), lua.create_string(joined)?)?;
-        } else {
-            headers.raw_set(name.as_str(), value.as_str())?;
-        }
-    }
-    t.raw_set("headers", headers)?;
-    set_body(lua, &t, req)?;
-    t.raw_set("ctx", lua.create_table()?)?;
-    Ok(t)
+/// What the prelude's dispatcher needs to build a `req` table: the query,
+/// params and headers tables (`None` when empty; Lua fills in `{}`).
+pub(crate) struct ReqParts {
+    pub(crate) method: LuaString,
+    pub(crate) path: LuaString,
+    pub(crate) body: Option<LuaString>,
+    pub(crate) query: Option<Table>,
+    pub(crate) params: Option<Table>,
+    pub(crate) headers: Option<Table>,
 }
 
-pub(crate) fn set_body(lua: &Lua, t: &Table, req: &Request) -> mlua::Result<()> {
-    if let Some(body) = &req.body {
-        t.raw_set("body", lua.create_string(&body[..])?)?;
-    }
-    Ok(())
+/// Build the parts of `req`. Duplicate headers are joined (`, `; `; ` for
+/// cookies); the last duplicate query key wins.
+pub(crate) fn parts(lua: &Lua, req: &Request) -> mlua::Result<ReqParts> {
+    let query = match req.query.as_deref().map(parse_query) {
+        Some(pairs) if !pairs.is_empty() => {
+            let t = lua.create_table_with_capacity(0, pairs.len())?;
+            for (k, v) in pairs {
+                t.raw_set(k, v)?;
+            }
+            Some(t)
+        }
+        _ => None,
+    };
+    let params = if req.params.is_empty() {
+        None
+    } else {
+        let t = lua.create_table_with_capacity(0, req.params.len())?;
+        for (k, v) in &req.params {
+            t.raw_set(k.as_str(), v.as_str())?;
+        }
+        Some(t)
+    };
+    let headers = if req.headers.is_empty() {
+        None
+    } else {
+        let t = lua.create_table_with_capacity(0, req.headers.len())?;
+        for (i, (name, value)) in req.headers.iter().enumerate() {
+            if req.headers[..i].iter().any(|(n, _)| n == name) {
+                let prev: LuaString = t.raw_get(name.as_str())?;
+                let sep = if name == "cookie" { "; " } else { ", " };
+                let joined = [&prev.as_bytes()[..], sep.as_bytes(), value.as_bytes()].concat();
+                t.raw_set(name.as_str(), lua.create_string(joined)?)?;
+            } else {
+                t.raw_set(name.as_str(), value.as_str())?;
+            }
+        }
+        Some(t)
+    };
+    Ok(ReqParts {
+        method: lua.create_string(&req.method)?,
+        path: lua.create_string(&req.path)?,
+        body: body(lua, req)?,
+        query,
+        params,
+        headers,
+    })
+}
+
+/// The body as a Lua string, if the request has one (and it was read).
+pub(crate) fn body(lua: &Lua, req: &Request) -> mlua::Result<Option<LuaString>> {
+    req.body
+        .as_ref()
+        .map(|b| lua.create_string(&b[..]))
+        .transpose()
 }
 
 /// The `res` object. One per worker; it holds the response of the call in
@@ -115,9 +141,10 @@ impl UserData for ResObj {
         );
         m.add_function(
             "json",
-            |_, (ud, data, code): (AnyUserData, Value, Option<Value>)| {
+            |lua, (ud, data, code): (AnyUserData, Value, Option<Value>)| {
                 let code = code.map(|c| status_code("json", &c)).transpose()?;
-                let body = json::encode(&data).map_err(|e| res_err("json", e))?;
+                let body = unlimited(lua, || Ok(json::encode(lua, &data)))?
+                    .map_err(|e| res_err("json", e))?;
                 with_res(&ud, "json", |r| {
                     if let Some(c) = code {
                         r.set_status(c)?;

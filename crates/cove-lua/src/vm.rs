@@ -75,6 +75,24 @@ pub(crate) fn new_state(limits: &Limits) -> mlua::Result<(Lua, Rc<Budget>)> {
     Ok((lua, budget))
 }
 
+/// Run `f` with the heap cap lifted. mlua guards every Rust-side table and
+/// string operation with a Lua `pcall` while a cap is set, which made
+/// building a request table cost ~20k instructions. Rust code that builds
+/// Lua values runs here instead and is checked against the cap afterwards;
+/// script code always runs under the cap.
+pub(crate) fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> mlua::Result<R>) -> mlua::Result<R> {
+    let limit = lua.set_memory_limit(0)?;
+    let result = f();
+    lua.set_memory_limit(limit)?;
+    if limit != 0 && lua.used_memory() > limit {
+        lua.gc_collect()?;
+        if lua.used_memory() > limit {
+            return Err(mlua::Error::MemoryError("not enough memory".into()));
+        }
+    }
+    result
+}
+
 /// `over_budget()`: raises once the budget is spent, so a `pcall` cannot
 /// swallow the limit and keep looping.
 pub(crate) fn over_budget_fn(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<mlua::Function> {

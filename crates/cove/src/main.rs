@@ -3,6 +3,11 @@
 mod cli;
 mod serve;
 
+// Lua tables, strings and hyper buffers are allocated per request; mimalloc
+// halves what glibc malloc cost per request (measured with callgrind).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::error::ErrorKind;
 use clap::Parser;
 

@@ -1,0 +1,241 @@
+//! The hot paths that work on the Lua stack directly: encoding a Lua value
+//! as JSON and building `db.query` result rows.
+//!
+//! Through mlua's safe API every table entry read or written creates and
+//! drops a registry reference, and with a heap cap set each write runs in
+//! its own protected call: ~1.5k instructions per entry. Here the same work
+//! costs ~100. This is the crate's only `unsafe` code; each block states why
+//! it cannot raise a Lua error across Rust frames.
+#![allow(unsafe_code)]
+
+use std::ffi::c_int;
+use std::ops::Range;
+
+use mlua::{ffi, Lua, Table, Value};
+
+use cove_caps::json::{write_float, write_int, write_string, JsonError};
+use cove_db::{DbError, ValueRef};
+
+/// Deepest table nesting `json.encode` accepts.
+const MAX_DEPTH: usize = 128;
+
+/// Encode `value` as JSON with Hull's Lua rules (see json.rs).
+pub(crate) fn encode(lua: &Lua, value: &Value) -> Result<Vec<u8>, JsonError> {
+    let mut enc = Encoder {
+        buf: Vec::with_capacity(256),
+        members: Vec::new(),
+        key: Vec::new(),
+    };
+    let mut result = Ok(());
+    // SAFETY: the walker only reads. `lua_next` on keys taken from the same
+    // table, `lua_rawlen`, `lua_rawgeti` and `lua_tolstring` on values that
+    // are already strings neither allocate nor raise, and the stack is
+    // grown with `lua_checkstack` (which reports failure, never raises)
+    // before each push. So no Lua error can unwind through these frames.
+    let called = unsafe {
+        lua.exec_raw::<()>(value, |state| {
+            result = enc.walk(state, ffi::lua_gettop(state), 0);
+        })
+    };
+    called.map_err(|_| JsonError::TooDeep)?;
+    result.map(|()| enc.buf)
+}
+
+unsafe fn bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    let ptr = ffi::lua_tolstring(state, idx, &mut len);
+    if ptr.is_null() {
+        return &[];
+    }
+    std::slice::from_raw_parts(ptr as *const u8, len)
+}
+
+/// One output buffer for the whole value. An object's keys and encoded
+/// values are staged at the buffer's end, then replaced by the members in
+/// key order, so nested tables allocate nothing of their own.
+struct Encoder {
+    buf: Vec<u8>,
+    /// (key, value) ranges in `buf` of the objects being encoded.
+    members: Vec<(Range<usize>, Range<usize>)>,
+    /// Scratch for one escaped key.
+    key: Vec<u8>,
+}
+
+impl Encoder {
+    unsafe fn walk(
+        &mut self,
+        state: *mut ffi::lua_State,
+        idx: c_int,
+        depth: usize,
+    ) -> Result<(), JsonError> {
+        let out = &mut self.buf;
+        match ffi::lua_type(state, idx) {
+            ffi::LUA_TNIL => out.extend_from_slice(b"null"),
+            ffi::LUA_TBOOLEAN => {
+                let b = ffi::lua_toboolean(state, idx) != 0;
+                out.extend_from_slice(if b { b"true" } else { b"false" });
+            }
+            ffi::LUA_TNUMBER => {
+                if ffi::lua_isinteger(state, idx) != 0 {
+                    write_int(out, ffi::lua_tointegerx(state, idx, std::ptr::null_mut()));
+                } else {
+                    write_float(out, ffi::lua_tonumberx(state, idx, std::ptr::null_mut()))?;
+                }
+            }
+            ffi::LUA_TSTRING => write_string(out, bytes(state, idx)),
+            ffi::LUA_TTABLE => self.table(state, idx, depth + 1)?,
+            ffi::LUA_TFUNCTION => return Err(JsonError::Unsupported("function")),
+            ffi::LUA_TTHREAD => return Err(JsonError::Unsupported("coroutine")),
+            _ => return Err(JsonError::Unsupported("userdata")),
+        }
+        Ok(())
+    }
+
+    unsafe fn table(
+        &mut self,
+        state: *mut ffi::lua_State,
+        idx: c_int,
+        depth: usize,
+    ) -> Result<(), JsonError> {
+        if depth > MAX_DEPTH || ffi::lua_checkstack(state, 4) == 0 {
+            return Err(JsonError::TooDeep);
+        }
+        let len = ffi::lua_rawlen(state, idx);
+        if len > 0 {
+            return self.array(state, idx, len, depth);
+        }
+        let start = self.buf.len();
+        let first = self.members.len();
+        ffi::lua_pushnil(state);
+        while ffi::lua_next(state, idx) != 0 {
+            if ffi::lua_type(state, -2) != ffi::LUA_TSTRING {
+                return Err(JsonError::MixedKeys);
+            }
+            let k = self.buf.len();
+            self.buf.extend_from_slice(bytes(state, -2));
+            let v = self.buf.len();
+            self.walk(state, ffi::lua_gettop(state), depth)?;
+            self.members.push((k..v, v..self.buf.len()));
+            ffi::lua_settop(state, -2);
+        }
+        if self.members.len() == first {
+            self.buf.extend_from_slice(b"[]");
+            return Ok(());
+        }
+        let buf = &mut self.buf;
+        self.members[first..].sort_unstable_by(|a, b| buf[a.0.clone()].cmp(&buf[b.0.clone()]));
+        let staged = buf.len();
+        buf.push(b'{');
+        for (i, (k, v)) in self.members[first..].iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            self.key.clear();
+            write_string(&mut self.key, &buf[k.clone()]);
+            buf.extend_from_slice(&self.key);
+            buf.push(b':');
+            buf.extend_from_within(v.clone());
+        }
+        buf.push(b'}');
+        self.members.truncate(first);
+        buf.copy_within(staged.., start);
+        buf.truncate(start + (buf.len() - staged));
+        Ok(())
+    }
+
+    unsafe fn array(
+        &mut self,
+        state: *mut ffi::lua_State,
+        idx: c_int,
+        len: usize,
+        depth: usize,
+    ) -> Result<(), JsonError> {
+        // Every key must be an integer in 1..=len: count them.
+        let mut count = 0usize;
+        ffi::lua_pushnil(state);
+        while ffi::lua_next(state, idx) != 0 {
+            count += 1;
+            let index_key = ffi::lua_type(state, -2) == ffi::LUA_TNUMBER
+                && ffi::lua_isinteger(state, -2) != 0
+                && ffi::lua_tointegerx(state, -2, std::ptr::null_mut()) >= 1;
+            if !index_key {
+                return Err(JsonError::MixedKeys);
+            }
+            ffi::lua_settop(state, -2);
+        }
+        if count != len {
+            return Err(JsonError::SparseArray);
+        }
+        self.buf.push(b'[');
+        for i in 1..=len {
+            if i > 1 {
+                self.buf.push(b',');
+            }
+            ffi::lua_rawgeti(state, idx, i as ffi::lua_Integer);
+            self.walk(state, ffi::lua_gettop(state), depth)?;
+            ffi::lua_settop(state, -2);
+        }
+        self.buf.push(b']');
+        Ok(())
+    }
+}
+
+/// Run `query(each_row)` and collect its rows as a Lua array of tables
+/// keyed by column name (NULL columns are absent, as in Hull).
+///
+/// Call it with the heap cap lifted (`vm::unlimited`): then the pushes
+/// below cannot fail on the cap, and a real out-of-memory aborts.
+pub(crate) fn rows<F>(lua: &Lua, query: F) -> mlua::Result<Result<Table, DbError>>
+where
+    F: FnOnce(
+        &mut dyn FnMut(&[&str], &cove_db::Row<'_>) -> Result<(), DbError>,
+    ) -> Result<(), DbError>,
+{
+    let mut outcome = Ok(());
+    // SAFETY: with no heap cap, `lua_createtable`, `lua_pushlstring` and
+    // `lua_rawset[i]` only raise on a real allocation failure, which mlua's
+    // allocator turns into an abort; the stack is grown with
+    // `lua_checkstack` before pushing. Nothing else here can raise.
+    let table = unsafe {
+        lua.exec_raw::<Value>((), |state| {
+            ffi::lua_createtable(state, 0, 0);
+            let rows_at = ffi::lua_gettop(state);
+            let mut names_at = 0;
+            let mut n: ffi::lua_Integer = 0;
+            let mut each_row = |cols: &[&str], row: &cove_db::Row<'_>| {
+                if names_at == 0 {
+                    if ffi::lua_checkstack(state, cols.len() as c_int + 4) == 0 {
+                        return Err(DbError::Callback("too many columns".into()));
+                    }
+                    for c in cols {
+                        ffi::lua_pushlstring(state, c.as_ptr().cast(), c.len());
+                    }
+                    names_at = rows_at + 1;
+                }
+                ffi::lua_createtable(state, 0, cols.len() as c_int);
+                for i in 0..cols.len() {
+                    match row.get(i) {
+                        ValueRef::Null => continue,
+                        ValueRef::Integer(x) => ffi::lua_pushinteger(state, x),
+                        ValueRef::Real(x) => ffi::lua_pushnumber(state, x),
+                        ValueRef::Text(b) | ValueRef::Blob(b) => {
+                            ffi::lua_pushlstring(state, b.as_ptr().cast(), b.len());
+                        }
+                    }
+                    ffi::lua_pushvalue(state, names_at + i as c_int);
+                    ffi::lua_rotate(state, -2, 1);
+                    ffi::lua_rawset(state, -3);
+                }
+                n += 1;
+                ffi::lua_rawseti(state, rows_at, n);
+                Ok(())
+            };
+            outcome = query(&mut each_row);
+            ffi::lua_settop(state, rows_at);
+        })?
+    };
+    Ok(outcome.and_then(|()| match table {
+        Value::Table(t) => Ok(t),
+        _ => Err(DbError::Callback("rows table missing".into())),
+    }))
+}
