@@ -39,6 +39,24 @@ pub trait Engine {
         ex: &mut Exchange,
         state: &mut Self::State,
     ) -> Result<Flow, ScriptError>;
+
+    /// Group commit (see cove-db): the write group this request's statements
+    /// ran in. Its response must wait until that group has committed.
+    fn touched_group(&self, _state: &Self::State) -> Option<u64> {
+        None
+    }
+    /// Whether a write group is open and needs committing.
+    fn group_open(&self) -> bool {
+        false
+    }
+    /// Commit the open write group; returns whether it committed.
+    fn commit_group(&self) -> bool {
+        true
+    }
+    /// `Some(committed)` once `group` has finished, `None` while it is open.
+    fn group_result(&self, _group: u64) -> Option<bool> {
+        Some(true)
+    }
 }
 
 fn run_chain<E: Engine>(

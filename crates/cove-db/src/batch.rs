@@ -8,6 +8,9 @@ const NESTED: &str = "cannot start a transaction within a transaction";
 impl Db {
     /// Takes the write lock, then `BEGIN IMMEDIATE`. Fails if a transaction is already open.
     pub fn begin_batch(&mut self) -> Result<(), DbError> {
+        if self.group.enabled {
+            return self.group.begin_batch(&self.conn, &mut self.hold);
+        }
         if self.in_transaction() {
             return Err(DbError::Transaction(NESTED.to_owned()));
         }
@@ -20,6 +23,9 @@ impl Db {
     /// `COMMIT`s the batch; if that fails, rolls back and returns `COMMIT failed: <msg>`.
     /// The write lock is released either way (unless even ROLLBACK failed and a transaction is still open).
     pub fn commit_batch(&mut self) -> Result<(), DbError> {
+        if self.group.in_batch {
+            return self.group.end_batch(&self.conn, &mut self.hold, true);
+        }
         let result = self.run_control("COMMIT");
         if result.is_err() && self.in_transaction() {
             // The error being reported is COMMIT's; a failed ROLLBACK leaves the
@@ -32,6 +38,9 @@ impl Db {
 
     /// `ROLLBACK`s the batch (a no-op if SQLite already rolled it back) and releases the lock.
     pub fn rollback_batch(&mut self) -> Result<(), DbError> {
+        if self.group.in_batch {
+            return self.group.end_batch(&self.conn, &mut self.hold, false);
+        }
         let result = if self.in_transaction() {
             self.run_control("ROLLBACK")
         } else {
@@ -44,7 +53,12 @@ impl Db {
     /// Rolls back a transaction left open by a previous request and releases the write lock;
     /// returns whether there was one.
     pub fn rollback_stale(&mut self) -> bool {
-        let stale = self.in_transaction();
+        if self.group.in_batch {
+            let _ = self.group.end_batch(&self.conn, &mut self.hold, false);
+            return true;
+        }
+        // An open group is not stale: it commits at the end of the turn.
+        let stale = self.in_transaction() && !self.group.open;
         if stale {
             // Nothing useful can be done if ROLLBACK itself fails; the lock then stays
             // held because the transaction is still open.
@@ -56,6 +70,7 @@ impl Db {
 
     /// `PRAGMA optimize` then `PRAGMA wal_checkpoint(TRUNCATE)`, under the write lock; run at shutdown.
     pub fn optimize_and_checkpoint(&mut self) -> Result<(), DbError> {
+        self.commit_group();
         self.hold.acquire();
         let result = self
             .conn
@@ -66,14 +81,20 @@ impl Db {
 
     /// Runs a transaction-control statement through the statement cache.
     pub(crate) fn run_control(&self, sql: &str) -> Result<(), DbError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        stmt.raw_execute()?;
-        Ok(())
+        crate::group::control(&self.conn, sql)
     }
 
     /// Whether this `Db` holds the write lock right now (for tests and assertions).
     #[cfg(test)]
     pub(crate) fn holds_write_lock(&self) -> bool {
         self.hold.is_held()
+    }
+}
+
+impl Drop for Db {
+    /// A group still open when its worker stops is committed: its requests
+    /// were never answered, but their writes are sound.
+    fn drop(&mut self) {
+        self.commit_group();
     }
 }

@@ -1,6 +1,7 @@
 //! `Db`: one SQLite connection per worker, with the shared write lock and statement cache.
 
 use crate::error::{too_many_params, DbError};
+use crate::group::Group;
 use crate::lock::{LockHold, WriteLock};
 use crate::sql_text;
 use crate::value::{Row, Value};
@@ -47,6 +48,7 @@ pub struct Db {
     // before `hold` drops and hands the write lock to the next worker.
     pub(crate) conn: Connection,
     pub(crate) hold: LockHold,
+    pub(crate) group: Group,
 }
 
 impl std::fmt::Debug for Db {
@@ -91,6 +93,7 @@ impl Db {
         Ok(Db {
             conn,
             hold: LockHold::new(lock),
+            group: Group::default(),
         })
     }
 
@@ -109,9 +112,9 @@ impl Db {
         F: FnMut(&[&str], &Row<'_>) -> Result<(), DbError>,
     {
         check_origin(sql, origin)?;
-        let Db { conn, hold } = self;
+        let Db { conn, hold, group } = self;
         match prepare(conn, sql)? {
-            Prepared::One(mut stmt) => run(conn, hold, &mut stmt, params, |s| {
+            Prepared::One(mut stmt) => run(conn, hold, group, &mut stmt, params, |s| {
                 query_rows(s, &mut each_row)
             }),
             Prepared::Blank => check_no_params(params),
@@ -125,11 +128,11 @@ impl Db {
     /// is empty, returning the rows changed by all of them together.
     pub fn exec(&mut self, sql: &str, params: &[Value], origin: Origin) -> Result<u64, DbError> {
         check_origin(sql, origin)?;
-        let Db { conn, hold } = self;
+        let Db { conn, hold, group } = self;
         let before = conn.total_changes();
         match prepare(conn, sql)? {
             Prepared::One(mut stmt) => {
-                run(conn, hold, &mut stmt, params, |s| {
+                run(conn, hold, group, &mut stmt, params, |s| {
                     let mut rows = s.raw_query();
                     while rows.next()?.is_some() {}
                     Ok(())
@@ -144,6 +147,8 @@ impl Db {
             }
             Prepared::Blank => check_no_params(params).map(|()| 0),
             Prepared::Several if params.is_empty() => {
+                // They may control transactions: run them outside any group.
+                group.before(conn, hold, true, true)?;
                 hold.acquire();
                 let result = conn.execute_batch(sql);
                 hold.release_if_idle(conn);
@@ -209,6 +214,7 @@ fn prepare<'c>(conn: &'c Connection, sql: &str) -> Result<Prepared<'c>, DbError>
 pub(crate) fn run<T>(
     conn: &Connection,
     hold: &mut LockHold,
+    group: &mut Group,
     stmt: &mut Statement<'_>,
     params: &[Value],
     body: impl FnOnce(&mut Statement<'_>) -> Result<T, DbError>,
@@ -216,11 +222,14 @@ pub(crate) fn run<T>(
     bind(stmt, params)?;
     // Read-only statements without result columns are BEGIN/SAVEPOINT/COMMIT and friends:
     // an app's own BEGIN holds the lock from the start, so its first write can't hit BUSY.
-    if !stmt.readonly() || stmt.column_count() == 0 {
+    let controls_tx = stmt.readonly() && stmt.column_count() == 0;
+    let writes = !stmt.readonly();
+    group.before(conn, hold, writes, controls_tx)?;
+    if writes || controls_tx {
         hold.acquire();
     }
     let result = body(stmt); // the statement is reset when `body` returns
-    hold.release_if_idle(conn);
+    group.after(conn, hold);
     result
 }
 

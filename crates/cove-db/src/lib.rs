@@ -4,6 +4,7 @@
 mod batch;
 mod conn;
 mod error;
+mod group;
 mod lock;
 mod migrate;
 mod sql_text;

@@ -25,6 +25,8 @@ pub struct LuaConfig {
     /// The directory `require` and `migrations/` are relative to.
     pub app_dir: PathBuf,
     pub limits: Limits,
+    /// Commit the writes of one event-loop turn together (cove-db group.rs).
+    pub group_commit: bool,
 }
 
 /// A loaded Lua app: its routes and the engine that runs them.
@@ -48,6 +50,8 @@ pub struct LuaEngine {
 pub struct ReqState {
     table: Option<Table>,
     has_body: bool,
+    /// The latest write group this request's statements ran in.
+    touched: Option<u64>,
 }
 
 /// Install the globals and run the prelude; returns its dispatcher.
@@ -76,6 +80,8 @@ impl LuaApp {
     /// back as `file:line: message`.
     pub fn load(config: &LuaConfig, db: Db) -> Result<LuaApp, String> {
         let (lua, budget) = new_state(&config.limits).map_err(|e| describe(&e))?;
+        let mut db = db;
+        db.set_group_commit(config.group_commit);
         lua.set_app_data(db);
         lua.set_app_data(AppState::new(config.app_dir.clone()));
         let dispatch = install(&lua, budget.clone()).map_err(|e| describe(&e))?;
@@ -91,6 +97,11 @@ impl LuaApp {
         budget.reset();
         let loaded = lua.load(source).set_name(format!("@{display}")).exec();
         roll_back_stale(&lua);
+        if let Some(mut db) = lua.app_data_mut::<Db>() {
+            // Load-time writes (seeding) commit before serving starts.
+            db.commit_group();
+            db.take_touched();
+        }
         loaded.map_err(|e| describe(&e))?;
 
         let (routes, handlers, csp) = {
@@ -159,8 +170,28 @@ fn flow_of(v: &Value) -> Flow {
     }
 }
 
+impl LuaEngine {
+    fn with_db<R>(&self, f: impl FnOnce(&mut Db) -> R) -> Option<R> {
+        self.lua.app_data_mut::<Db>().map(|mut db| f(&mut db))
+    }
+}
+
 impl Engine for LuaEngine {
     type State = ReqState;
+
+    fn touched_group(&self, st: &ReqState) -> Option<u64> {
+        st.touched
+    }
+    fn group_open(&self) -> bool {
+        self.with_db(|db| db.group_open()).unwrap_or(false)
+    }
+    fn commit_group(&self) -> bool {
+        self.with_db(|db| db.commit_group()).unwrap_or(true)
+    }
+    fn group_result(&self, group: u64) -> Option<bool> {
+        self.with_db(|db| db.group_result(group))
+            .unwrap_or(Some(true))
+    }
 
     fn call(
         &self,
@@ -210,6 +241,9 @@ impl Engine for LuaEngine {
             }
         }
         roll_back_stale(&self.lua);
+        if let Some(group) = self.with_db(|db| db.take_touched()).flatten() {
+            st.touched = Some(st.touched.map_or(group, |g| g.max(group)));
+        }
         let (flow, req) = result.map_err(err)?;
         st.table = Some(req);
         Ok(flow_of(&flow))

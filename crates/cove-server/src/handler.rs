@@ -1,6 +1,7 @@
 //! Request handling: the script pipeline, and a script-free baseline used by
 //! the benchmark to measure what the HTTP layer alone costs.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::rc::Rc;
 
@@ -9,8 +10,9 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use hyper::http::request::Parts;
+use tokio::sync::Notify;
 
-use cove_core::{log, run_main, run_pre, App, Exchange, Flow, Target};
+use cove_core::{log, run_main, run_pre, App, Engine, Exchange, Flow, Target};
 
 use crate::convert::{closing, request_head, to_http, HttpResponse};
 
@@ -23,11 +25,52 @@ pub trait Handler: 'static {
 pub struct ScriptHandler<A> {
     app: A,
     max_body: usize,
+    /// A commit of the open write group is scheduled for the end of this turn.
+    commit_scheduled: Cell<bool>,
+    /// Woken after each group commit.
+    committed: Notify,
 }
 
 impl<A: App + 'static> ScriptHandler<A> {
     pub fn new(app: A, max_body: usize) -> Self {
-        ScriptHandler { app, max_body }
+        ScriptHandler {
+            app,
+            max_body,
+            commit_scheduled: Cell::new(false),
+            committed: Notify::new(),
+        }
+    }
+
+    /// If a write group is open, commit it once the requests that are ready
+    /// now have run (`yield_now` puts the commit behind them).
+    fn schedule_commit(self: &Rc<Self>) {
+        if self.commit_scheduled.get() || !self.app.engine().group_open() {
+            return;
+        }
+        self.commit_scheduled.set(true);
+        let this = self.clone();
+        tokio::task::spawn_local(async move {
+            tokio::task::yield_now().await;
+            this.commit_scheduled.set(false);
+            if !this.app.engine().commit_group() {
+                log::error("a write group failed to commit; its requests get 500");
+            }
+            this.committed.notify_waiters();
+        });
+    }
+
+    /// Wait until write group `group` has finished; false if it failed.
+    async fn committed(self: &Rc<Self>, group: u64) -> bool {
+        loop {
+            let notified = self.committed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(ok) = self.app.engine().group_result(group) {
+                return ok;
+            }
+            self.schedule_commit();
+            notified.await;
+        }
     }
 }
 
@@ -80,8 +123,12 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         let engine = self.app.engine();
         let mut ex = Exchange::new(head, plan);
         let mut state = Default::default();
-        if !ex.plan.pre.is_empty() && run_pre(engine, &mut ex, &mut state) == Flow::Stop {
-            return finish(ex);
+        if !ex.plan.pre.is_empty() {
+            let flow = run_pre(engine, &mut ex, &mut state);
+            self.schedule_commit();
+            if flow == Flow::Stop {
+                return self.respond(ex, &state).await;
+            }
         }
         if has_body(&parts) {
             match read_body(body, self.max_body).await {
@@ -91,6 +138,23 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
             }
         }
         run_main(engine, &mut ex, &mut state);
+        self.respond(ex, &state).await
+    }
+}
+
+impl<A: App + 'static> ScriptHandler<A> {
+    /// Send the response once the writes it acknowledges are committed.
+    async fn respond(
+        self: &Rc<Self>,
+        mut ex: Exchange,
+        state: &<A::Engine as Engine>::State,
+    ) -> HttpResponse {
+        if let Some(group) = self.app.engine().touched_group(state) {
+            self.schedule_commit();
+            if !self.committed(group).await {
+                ex.res = cove_core::Response::plain(500, "Internal Server Error");
+            }
+        }
         finish(ex)
     }
 }

@@ -75,6 +75,11 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(0..=300_000))]
     pub drain_timeout: u64,
 
+    /// Commit each write on its own instead of grouping the writes of one
+    /// event-loop turn into one transaction.
+    #[arg(long)]
+    pub no_group_commit: bool,
+
     /// Do not apply pending migrations at start.
     #[arg(long)]
     pub no_migrate: bool,

@@ -110,6 +110,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         entry,
         app_dir,
         limits,
+        group_commit: !args.no_group_commit,
     };
     let db_path = args.db.clone();
     let max_body = config.limits.max_body;

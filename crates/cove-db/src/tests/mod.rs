@@ -2,6 +2,7 @@
 
 mod batch;
 mod errors;
+mod group;
 mod locking;
 mod migrations;
 mod open;

@@ -1,0 +1,200 @@
+//! Group commit: the writes of every request a worker runs in one event-loop
+//! turn share one transaction, committed once at the end of the turn.
+//!
+//! An autocommit INSERT pays for its own commit (WAL append, lock calls); a
+//! group pays once. The server holds the responses of the requests that
+//! joined a group until [`Db::commit_group`] reports it committed, so an
+//! acknowledged write is always committed. `db.batch` becomes a SAVEPOINT
+//! inside the group. A transaction-control statement the app runs itself
+//! (`BEGIN`, `COMMIT`, `SAVEPOINT`, ...) first commits the group, then runs
+//! as it would without groups.
+
+use std::collections::VecDeque;
+
+use rusqlite::Connection;
+
+use crate::conn::Db;
+use crate::error::DbError;
+use crate::lock::LockHold;
+
+const NESTED: &str = "cannot start a transaction within a transaction";
+/// How many failed groups are remembered for late waiters.
+const FAILED_KEPT: usize = 64;
+
+/// Group-commit bookkeeping of one connection.
+#[derive(Debug, Default)]
+pub(crate) struct Group {
+    pub(crate) enabled: bool,
+    /// Our `BEGIN IMMEDIATE` is active.
+    pub(crate) open: bool,
+    /// `db.batch` savepoint active inside the group.
+    pub(crate) in_batch: bool,
+    /// Id of the open group, or of the last one.
+    pub(crate) gen: u64,
+    /// Every group up to this id has finished (committed or failed).
+    done_through: u64,
+    failed: VecDeque<u64>,
+    /// The group a statement ran in since the last `take_touched`.
+    touched: Option<u64>,
+}
+
+impl Group {
+    fn finish(&mut self, ok: bool) {
+        if !ok {
+            if self.failed.len() == FAILED_KEPT {
+                self.failed.pop_front();
+            }
+            self.failed.push_back(self.gen);
+        }
+        self.open = false;
+        self.in_batch = false;
+        self.done_through = self.gen;
+    }
+
+    pub(crate) fn touch(&mut self) {
+        if self.open {
+            self.touched = Some(self.gen);
+        }
+    }
+}
+
+/// Runs a transaction-control statement through the statement cache.
+pub(crate) fn control(conn: &Connection, sql: &str) -> Result<(), DbError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    stmt.raw_execute()?;
+    Ok(())
+}
+
+impl Group {
+    /// Commit the open group (if any) and release the write lock.
+    pub(crate) fn commit(&mut self, conn: &Connection, hold: &mut LockHold) -> bool {
+        if !self.open {
+            return true;
+        }
+        // A batch cannot be left open across turns; such a group fails.
+        let ok = !self.in_batch && control(conn, "COMMIT").is_ok();
+        if !conn.is_autocommit() {
+            let _ = control(conn, "ROLLBACK");
+        }
+        self.finish(ok);
+        hold.release_if_idle(conn);
+        ok
+    }
+
+    /// Before a statement runs: open a group for a write, or commit the group
+    /// first if the statement controls transactions itself.
+    pub(crate) fn before(
+        &mut self,
+        conn: &Connection,
+        hold: &mut LockHold,
+        writes: bool,
+        controls_tx: bool,
+    ) -> Result<(), DbError> {
+        if !self.enabled {
+            return Ok(());
+        }
+        if controls_tx {
+            self.commit(conn, hold);
+            return Ok(());
+        }
+        if writes && !self.open && conn.is_autocommit() {
+            self.open_group(conn, hold)?;
+        }
+        self.touch();
+        Ok(())
+    }
+
+    /// After a statement: an error that rolled the whole transaction back
+    /// (SQLITE_FULL, `ON CONFLICT ROLLBACK`, ...) ends the group as failed.
+    pub(crate) fn after(&mut self, conn: &Connection, hold: &mut LockHold) {
+        if self.open && conn.is_autocommit() {
+            self.finish(false);
+        }
+        if !self.open {
+            hold.release_if_idle(conn);
+        }
+    }
+
+    fn open_group(&mut self, conn: &Connection, hold: &mut LockHold) -> Result<(), DbError> {
+        hold.acquire();
+        if let Err(e) = control(conn, "BEGIN IMMEDIATE") {
+            hold.release_if_idle(conn);
+            return Err(e);
+        }
+        self.gen += 1;
+        self.open = true;
+        Ok(())
+    }
+
+    /// `db.batch` inside a group: a savepoint.
+    pub(crate) fn begin_batch(
+        &mut self,
+        conn: &Connection,
+        hold: &mut LockHold,
+    ) -> Result<(), DbError> {
+        if self.in_batch || (!conn.is_autocommit() && !self.open) {
+            return Err(DbError::Transaction(NESTED.to_owned()));
+        }
+        if !self.open {
+            self.open_group(conn, hold)?;
+        }
+        control(conn, "SAVEPOINT cove_batch")?;
+        self.in_batch = true;
+        self.touch();
+        Ok(())
+    }
+
+    pub(crate) fn end_batch(
+        &mut self,
+        conn: &Connection,
+        hold: &mut LockHold,
+        commit: bool,
+    ) -> Result<(), DbError> {
+        self.in_batch = false;
+        let result = if commit {
+            control(conn, "RELEASE cove_batch").map_err(|e| e.prefixed("COMMIT failed: "))
+        } else {
+            Ok(())
+        };
+        if !commit || result.is_err() {
+            // Fails only if SQLite already rolled the whole group back.
+            let _ = control(conn, "ROLLBACK TO cove_batch");
+            let _ = control(conn, "RELEASE cove_batch");
+        }
+        self.after(conn, hold);
+        result
+    }
+}
+
+impl Db {
+    /// Turn group commit on or off (off by default; the server turns it on).
+    pub fn set_group_commit(&mut self, on: bool) {
+        if !on {
+            self.commit_group();
+        }
+        self.group.enabled = on;
+    }
+
+    /// Whether a group transaction is open and waiting for [`Db::commit_group`].
+    pub fn group_open(&self) -> bool {
+        self.group.open
+    }
+
+    /// The group the statements since the last call ran in, if any: the
+    /// request that ran them must wait for that group's result.
+    pub fn take_touched(&mut self) -> Option<u64> {
+        self.group.touched.take()
+    }
+
+    /// `Some(true)` once group `gen` committed, `Some(false)` if it was rolled
+    /// back, `None` while it is still open.
+    pub fn group_result(&self, gen: u64) -> Option<bool> {
+        (gen <= self.group.done_through).then(|| !self.group.failed.contains(&gen))
+    }
+
+    /// Commit the open group (if any) and release the write lock; returns
+    /// whether it committed.
+    pub fn commit_group(&mut self) -> bool {
+        self.group.commit(&self.conn, &mut self.hold)
+    }
+}

@@ -1,0 +1,157 @@
+//! Group commit: one transaction per event-loop turn, results per group.
+
+use super::{fixture, int, Fixture};
+use crate::{Db, Origin, Value};
+
+fn grouped() -> (Fixture, Db) {
+    let mut f = fixture();
+    f.db.exec(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT UNIQUE)",
+        &[],
+        Origin::App,
+    )
+    .unwrap();
+    let mut w = f.second();
+    w.set_group_commit(true);
+    (f, w)
+}
+
+fn insert(db: &mut Db, v: &str) -> Result<u64, crate::DbError> {
+    db.exec(
+        "INSERT INTO t(v) VALUES (?)",
+        &[Value::Text(v.into())],
+        Origin::App,
+    )
+}
+
+#[test]
+fn writes_of_a_group_become_visible_at_commit() {
+    let (mut f, mut w) = grouped();
+    insert(&mut w, "a").unwrap();
+    insert(&mut w, "b").unwrap();
+    let gen = w.take_touched().expect("joined a group");
+    assert!(w.group_open());
+    assert_eq!(w.group_result(gen), None);
+    assert_eq!(
+        int(&mut f.db, "SELECT count(*) FROM t"),
+        0,
+        "not committed yet"
+    );
+    assert!(w.commit_group());
+    assert_eq!(w.group_result(gen), Some(true));
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 2);
+    assert!(!w.group_open());
+}
+
+#[test]
+fn reads_during_an_open_group_join_it_and_reads_alone_do_not() {
+    let (_f, mut w) = grouped();
+    int(&mut w, "SELECT count(*) FROM t");
+    assert_eq!(w.take_touched(), None);
+    insert(&mut w, "a").unwrap();
+    w.take_touched();
+    int(&mut w, "SELECT count(*) FROM t");
+    assert!(
+        w.take_touched().is_some(),
+        "a read of uncommitted data waits too"
+    );
+}
+
+#[test]
+fn a_failed_statement_keeps_the_rest_of_the_group() {
+    let (mut f, mut w) = grouped();
+    insert(&mut w, "a").unwrap();
+    assert!(insert(&mut w, "a").is_err(), "unique violation");
+    insert(&mut w, "b").unwrap();
+    let gen = w.take_touched().unwrap();
+    assert!(w.commit_group());
+    assert_eq!(w.group_result(gen), Some(true));
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 2);
+}
+
+#[test]
+fn an_error_that_rolls_back_the_transaction_fails_the_group() {
+    let (mut f, mut w) = grouped();
+    insert(&mut w, "a").unwrap();
+    let gen = w.take_touched().unwrap();
+    let e = w.exec(
+        "INSERT OR ROLLBACK INTO t(v) VALUES ('a')",
+        &[],
+        Origin::App,
+    );
+    assert!(e.is_err());
+    assert_eq!(w.group_result(gen), Some(false));
+    assert!(!w.group_open());
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 0);
+    // The next write starts a new group and the lock was released.
+    insert(&mut f.db, "x").unwrap();
+}
+
+#[test]
+fn batches_are_savepoints_inside_the_group() {
+    let (mut f, mut w) = grouped();
+    insert(&mut w, "a").unwrap();
+    w.begin_batch().unwrap();
+    insert(&mut w, "b").unwrap();
+    assert!(w.begin_batch().is_err(), "nested batch");
+    w.rollback_batch().unwrap();
+    w.begin_batch().unwrap();
+    insert(&mut w, "c").unwrap();
+    w.commit_batch().unwrap();
+    assert!(w.commit_group());
+    let vals = super::rows(&mut f.db, "SELECT v FROM t ORDER BY v", &[]);
+    assert_eq!(
+        vals,
+        vec![
+            vec![Value::Text(b"a".to_vec())],
+            vec![Value::Text(b"c".to_vec())]
+        ]
+    );
+}
+
+#[test]
+fn an_apps_own_begin_commits_the_group_first() {
+    let (mut f, mut w) = grouped();
+    insert(&mut w, "a").unwrap();
+    let gen = w.take_touched().unwrap();
+    w.exec("BEGIN", &[], Origin::App).unwrap();
+    assert_eq!(w.group_result(gen), Some(true));
+    insert(&mut w, "b").unwrap();
+    w.exec("COMMIT", &[], Origin::App).unwrap();
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 2);
+}
+
+#[test]
+fn the_stale_guard_leaves_an_open_group_alone() {
+    let (mut f, mut w) = grouped();
+    insert(&mut w, "a").unwrap();
+    assert!(!w.rollback_stale());
+    assert!(w.commit_group());
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 1);
+}
+
+#[test]
+fn dropping_a_connection_commits_its_open_group() {
+    let (mut f, mut w) = grouped();
+    insert(&mut w, "a").unwrap();
+    drop(w);
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 1);
+}
+
+#[test]
+fn another_writer_waits_for_the_group() {
+    let (f, mut w) = grouped();
+    insert(&mut w, "a").unwrap();
+    let path = f.path.clone();
+    let lock = f.lock.clone();
+    let other = std::thread::spawn(move || {
+        let mut o = Db::open(&path, lock).unwrap();
+        insert(&mut o, "b").unwrap();
+    });
+    while f.lock.waiters() == 0 {
+        std::thread::yield_now();
+    }
+    assert!(!other.is_finished());
+    assert!(w.commit_group());
+    other.join().unwrap();
+}
