@@ -41,8 +41,10 @@ pub fn summarize_row(r: &RowResult, baseline: Option<&RowResult>) -> RowSummary 
         .iter()
         .map(|x| x.wrk.non_2xx + x.wrk.socket_errors.total())
         .sum();
+    let is_baseline = r.row.srv == crate::rows::Srv::Baseline;
     let mut verdict = match (r.row.target, ratio) {
-        (None, _) => "— (denominator)".to_string(),
+        (None, _) if is_baseline => "— (denominator)".to_string(),
+        (None, _) => "— (reference)".to_string(),
         (Some(_), None) => "n/a (no baseline in this run)".to_string(),
         (Some(t), Some(q)) if q.median <= t => "pass".to_string(),
         (Some(_), Some(_)) => "**miss**".to_string(),
@@ -79,7 +81,9 @@ fn ms(v: Option<f64>) -> String {
 }
 
 fn baseline_of(results: &[RowResult]) -> Option<&RowResult> {
-    results.iter().find(|r| r.row.target.is_none())
+    results
+        .iter()
+        .find(|r| r.row.srv == crate::rows::Srv::Baseline)
 }
 
 pub fn markdown(cfg: &Config, m: &Machine, run: &Run) -> String {

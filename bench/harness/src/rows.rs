@@ -7,6 +7,8 @@ pub enum Srv {
     Baseline,
     /// `cove … bench/apps/hello/app.lua`.
     Lua,
+    /// The same app with `--no-group-commit` (each write commits alone).
+    LuaNoGroup,
 }
 
 /// One line of the result table.
@@ -85,6 +87,17 @@ pub const ROWS: &[Row] = &[
         hull_ref: "5×",
     },
     Row {
+        name: "insert-nogroup",
+        route: "Lua: 1 SQLite INSERT + JSON, `--no-group-commit`",
+        srv: Srv::LuaNoGroup,
+        method: "GET",
+        path: "/",
+        body: None,
+        expect: r#""message""#,
+        target: None,
+        hull_ref: "5×",
+    },
+    Row {
         name: "select20",
         route: "Lua: SELECT 20 rows + JSON",
         srv: Srv::Lua,
@@ -114,7 +127,7 @@ mod tests {
     #[test]
     fn only_filters_by_substring() {
         let names = |o| selected(o).iter().map(|r| r.name).collect::<Vec<_>>();
-        assert_eq!(names(None).len(), 6);
+        assert_eq!(names(None).len(), 7);
         assert_eq!(names(Some("gre")), ["greet"]);
         assert_eq!(names(Some("/visits")), ["select20"]);
         assert!(names(Some("nothing")).is_empty());

@@ -120,16 +120,53 @@ fn background_pct(tck: u64) -> Result<f64> {
     Ok(other as f64 * 100.0 / tck as f64 / start.elapsed().as_secs_f64())
 }
 
-fn start_servers(
-    cfg: &Config,
-    rows: &[&Row],
-    dir: &Path,
-) -> Result<(Option<Server>, Option<Server>)> {
+/// The servers the selected rows need, by kind.
+struct Servers {
+    base: Option<Server>,
+    lua: Option<Server>,
+    lua_nogroup: Option<Server>,
+}
+
+impl Servers {
+    fn all(&self) -> impl Iterator<Item = &Server> {
+        [&self.base, &self.lua, &self.lua_nogroup]
+            .into_iter()
+            .filter_map(|s| s.as_ref())
+    }
+}
+
+fn start_lua(cfg: &Config, dir: &Path, name: &str, extra: &[&str]) -> Result<Server> {
+    let mut args: Vec<OsString> = vec!["-p".into(), "0".into(), "-d".into()];
+    args.push(dir.join(format!("{name}.db")).into());
+    args.extend(["--workers".into(), "1".into()]);
+    args.extend(extra.iter().map(OsString::from));
+    args.push(cfg.app.clone().into());
+    let s = Server::start(
+        name,
+        &cfg.cove,
+        &args,
+        cfg.server_core,
+        &dir.join(format!("{name}.log")),
+    )?;
+    // /visits must return 20 rows: seed them before any check.
+    for _ in 0..25 {
+        s.check("GET", "/", None, "\"message\"")?;
+    }
+    let (_, body) = s.request("GET", "/visits", None)?;
+    let n = body.matches("\"path\"").count();
+    if n < 20 {
+        bail!("GET /visits returned {n} rows after seeding, expected 20: {body}");
+    }
+    Ok(s)
+}
+
+fn start_servers(cfg: &Config, rows: &[&Row], dir: &Path) -> Result<Servers> {
     let need = |s| rows.iter().any(|r| r.srv == s);
-    let workers = ["--workers".into(), "1".into()];
     let base = if need(Srv::Baseline) {
-        let mut args: Vec<OsString> = vec!["baseline".into(), "-p".into(), "0".into()];
-        args.extend(workers.clone());
+        let args: Vec<OsString> = ["baseline", "-p", "0", "--workers", "1"]
+            .iter()
+            .map(OsString::from)
+            .collect();
         Some(Server::start(
             "baseline",
             &cfg.cove,
@@ -141,31 +178,20 @@ fn start_servers(
         None
     };
     let lua = if need(Srv::Lua) {
-        let mut args: Vec<OsString> = vec!["-p".into(), "0".into(), "-d".into()];
-        args.push(dir.join("bench.db").into());
-        args.extend(workers);
-        args.push(cfg.app.clone().into());
-        let s = Server::start(
-            "lua",
-            &cfg.cove,
-            &args,
-            cfg.server_core,
-            &dir.join("lua.log"),
-        )?;
-        // /visits must return 20 rows: seed them before any check.
-        for _ in 0..25 {
-            s.check("GET", "/", None, "\"message\"")?;
-        }
-        let (_, body) = s.request("GET", "/visits", None)?;
-        let n = body.matches("\"path\"").count();
-        if n < 20 {
-            bail!("GET /visits returned {n} rows after seeding, expected 20: {body}");
-        }
-        Some(s)
+        Some(start_lua(cfg, dir, "lua", &[])?)
     } else {
         None
     };
-    Ok((base, lua))
+    let lua_nogroup = if need(Srv::LuaNoGroup) {
+        Some(start_lua(cfg, dir, "lua-nogroup", &["--no-group-commit"])?)
+    } else {
+        None
+    };
+    Ok(Servers {
+        base,
+        lua,
+        lua_nogroup,
+    })
 }
 
 /// Run every selected row: checks, warm-up, then `cfg.rounds` interleaved rounds.
@@ -174,10 +200,11 @@ pub fn run(cfg: &Config, rows: &[&'static Row], tck: u64) -> Result<Run> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     servers::set_scratch(&dir);
     let script = post_script(&dir)?;
-    let (mut base, mut lua) = start_servers(cfg, rows, &dir)?;
+    let mut servers = start_servers(cfg, rows, &dir)?;
     let pick = |r: &Row| match r.srv {
-        Srv::Baseline => base.as_ref().expect("baseline started"),
-        Srv::Lua => lua.as_ref().expect("lua started"),
+        Srv::Baseline => servers.base.as_ref().expect("baseline started"),
+        Srv::Lua => servers.lua.as_ref().expect("lua started"),
+        Srv::LuaNoGroup => servers.lua_nogroup.as_ref().expect("lua started"),
     };
     for r in rows {
         pick(r).check(r.method, r.path, r.body, r.expect)?;
@@ -257,15 +284,21 @@ pub fn run(cfg: &Config, rows: &[&'static Row], tck: u64) -> Result<Run> {
             results[i].samples.push(s);
             p.done_s += cfg.seconds as f64 + per_run;
         }
-        for s in [base.as_ref(), lua.as_ref()].into_iter().flatten() {
+        for s in servers.all() {
             if !s.alive() {
                 bail!("server {} exited during round {round}", s.name);
             }
         }
     }
     p.finish();
-    for s in [base.as_mut(), lua.as_mut()].into_iter().flatten() {
-        s.stop()?;
+    for s in [
+        &mut servers.base,
+        &mut servers.lua,
+        &mut servers.lua_nogroup,
+    ] {
+        if let Some(s) = s.as_mut() {
+            s.stop()?;
+        }
     }
     servers::remove_scratch();
     Ok(Run {

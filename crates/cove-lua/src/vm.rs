@@ -42,6 +42,11 @@ pub(crate) fn new_state(limits: &Limits) -> mlua::Result<(Lua, Rc<Budget>)> {
     let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
     let lua = Lua::new_with(libs, LuaOptions::new())?;
     lua.set_memory_limit(limits.max_heap)?;
+    // Request garbage dies young: the generational collector does less
+    // work per request than the incremental one (measured with callgrind).
+    lua.gc_set_mode(mlua::prelude::LuaGcMode::Generational(
+        mlua::prelude::LuaGcGenParams::default(),
+    ));
     let g = lua.globals();
     for name in ["load", "loadfile", "dofile", "require"] {
         g.raw_set(name, Value::Nil)?;

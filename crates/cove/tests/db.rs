@@ -155,3 +155,26 @@ fn concurrent_inserts_are_all_stored_once() {
         .unwrap();
     assert_eq!(stored, acked);
 }
+
+/// Group commit holds each response until its write is committed, so a
+/// write is visible to the next request on any worker (and to another
+/// process) as soon as it is acknowledged; `--no-group-commit` behaves alike.
+#[test]
+fn acknowledged_writes_are_visible_everywhere_at_once() {
+    for extra in [
+        &["--workers", "2"][..],
+        &["--workers", "2", "--no-group-commit"][..],
+    ] {
+        let s = Server::fixture("db", extra);
+        let file = rusqlite::Connection::open(s.db_path()).unwrap();
+        for i in 1..=50 {
+            assert_eq!(s.post("/items", "seen").status, 201);
+            // A fresh connection may land on the other worker.
+            assert_eq!(s.get("/items/count").json(), json!({ "count": i }));
+            let on_disk: i64 = file
+                .query_row("SELECT COUNT(*) FROM items", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(on_disk, i, "{extra:?}");
+        }
+    }
+}
