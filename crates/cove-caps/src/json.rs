@@ -31,6 +31,16 @@ impl std::error::Error for JsonError {}
 
 /// Append `s` as a JSON string. Invalid UTF-8 becomes U+FFFD.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
+    // Most strings are plain ASCII with nothing to escape: copy them whole.
+    if s.iter()
+        .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s);
+        out.push(b'"');
+        return;
+    }
     match std::str::from_utf8(s) {
         Ok(text) => write_str(out, text),
         Err(_) => write_str(out, &String::from_utf8_lossy(s)),

@@ -46,22 +46,46 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-/// `YYYY-MM-DD` (UTC) of a Unix time.
+fn push2(out: &mut String, n: i64) {
+    out.push((b'0' + (n / 10 % 10) as u8) as char);
+    out.push((b'0' + (n % 10) as u8) as char);
+}
+
+/// `YYYY-MM-DD` (UTC) of a Unix time. (Hand-formatted: `format!` cost ~3k
+/// instructions per call on the request path.)
 pub fn date_of(secs: i64) -> String {
+    let mut out = String::with_capacity(20);
+    push_date(&mut out, secs);
+    out
+}
+
+fn push_date(out: &mut String, secs: i64) {
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
-    format!("{y:04}-{m:02}-{d:02}")
+    if (0..10_000).contains(&y) {
+        push2(out, y / 100);
+        push2(out, y % 100);
+    } else {
+        out.push_str(&y.to_string());
+    }
+    out.push('-');
+    push2(out, i64::from(m));
+    out.push('-');
+    push2(out, i64::from(d));
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` (UTC) of a Unix time.
 pub fn datetime_of(secs: i64) -> String {
+    let mut out = String::with_capacity(20);
+    push_date(&mut out, secs);
     let rem = secs.rem_euclid(86_400);
-    format!(
-        "{}T{:02}:{:02}:{:02}Z",
-        date_of(secs),
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    out.push('T');
+    push2(&mut out, rem / 3600);
+    out.push(':');
+    push2(&mut out, rem / 60 % 60);
+    out.push(':');
+    push2(&mut out, rem % 60);
+    out.push('Z');
+    out
 }
 
 /// Today's UTC date.

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use mlua::{AnyUserData, Function, Lua, Table, Value};
+use mlua::{Function, Lua, Table, Value};
 
 use cove_caps::Csp;
 use cove_core::{log, App, Engine, Exchange, Flow, HandlerId, Limits, RouteTable, ScriptError};
@@ -11,7 +11,7 @@ use cove_db::Db;
 
 use crate::app_api::{self, AppState};
 use crate::error::describe;
-use crate::request::{self, ResObj};
+use crate::request;
 use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
 use crate::{db, globals, require};
 
@@ -41,7 +41,8 @@ pub struct LuaEngine {
     handlers: Vec<Function>,
     /// The prelude's dispatcher: builds `req` and calls a handler.
     dispatch: Function,
-    res: AnyUserData,
+    /// The app's Content-Security-Policy for `res:html`.
+    csp: Rc<Csp>,
     budget: Rc<Budget>,
 }
 
@@ -64,6 +65,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     db::add_raw(lua, &raw)?;
     raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;
     raw.raw_set("require", require::require_fn(lua, lua.create_table()?)?)?;
+    raw.raw_set("res", crate::native::res_functions(lua)?)?;
     lua.load(PRELUDE).set_name("=[cove]").call::<Function>(raw)
 }
 
@@ -129,17 +131,13 @@ impl LuaApp {
         if let Some(mut st) = lua.app_data_mut::<AppState>() {
             st.routes = routes.clone();
         }
-        lua.set_app_data::<Csp>(csp);
-        let res = lua
-            .create_userdata(ResObj(None))
-            .map_err(|e| describe(&e))?;
         Ok(LuaApp {
             routes,
             engine: LuaEngine {
                 lua,
                 handlers,
                 dispatch,
-                res,
+                csp: Rc::new(csp),
                 budget,
             },
         })
@@ -217,15 +215,14 @@ impl Engine for LuaEngine {
         })
         .map_err(err)?;
         st.has_body = ex.req.body.is_some();
-        self.res.borrow_mut::<ResObj>().map_err(err)?.0 = Some(std::mem::take(&mut ex.res));
+        crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
         self.budget.reset();
         let result = match parts {
             None => self
                 .dispatch
-                .call::<(Value, Table)>((handler, &self.res, st.table.clone())),
+                .call::<(Value, Table)>((handler, st.table.clone())),
             Some(p) => self.dispatch.call::<(Value, Table)>((
                 handler,
-                &self.res,
                 Value::Nil,
                 p.method,
                 p.path,
@@ -235,10 +232,8 @@ impl Engine for LuaEngine {
                 p.headers,
             )),
         };
-        if let Ok(mut obj) = self.res.borrow_mut::<ResObj>() {
-            if let Some(res) = obj.0.take() {
-                ex.res = res;
-            }
+        if let Some(res) = crate::native::end() {
+            ex.res = res;
         }
         roll_back_stale(&self.lua);
         if let Some(group) = self.with_db(|db| db.take_touched()).flatten() {

@@ -19,9 +19,7 @@ pub(crate) fn fail(lua: &Lua, msg: impl AsRef<str>) -> mlua::Result<Outcome> {
 
 pub(crate) fn install_time(lua: &Lua) -> mlua::Result<()> {
     let t = lua.create_table()?;
-    t.raw_set("now", lua.create_function(|_, ()| Ok(time::now()))?)?;
-    t.raw_set("now_ms", lua.create_function(|_, ()| Ok(time::now_ms()))?)?;
-    t.raw_set("clock", lua.create_function(|_, ()| Ok(time::clock()))?)?;
+    crate::native::add_time(lua, &t)?;
     t.raw_set("date", lua.create_function(|_, ()| Ok(time::date()))?)?;
     t.raw_set(
         "datetime",

@@ -8,6 +8,7 @@ mod engine;
 mod error;
 mod globals;
 mod json;
+mod native;
 mod request;
 mod require;
 mod stack;

@@ -21,12 +21,7 @@ const MAX_DEPTH: usize = 128;
 
 /// Encode `value` as JSON with Hull's Lua rules (see json.rs).
 pub(crate) fn encode(lua: &Lua, value: &Value) -> Result<Vec<u8>, JsonError> {
-    let mut enc = Encoder {
-        buf: Vec::with_capacity(256),
-        members: Vec::new(),
-        key: Vec::new(),
-    };
-    let mut result = Ok(());
+    let mut result = Err(JsonError::TooDeep);
     // SAFETY: the walker only reads. `lua_next` on keys taken from the same
     // table, `lua_rawlen`, `lua_rawgeti` and `lua_tolstring` on values that
     // are already strings neither allocate nor raise, and the stack is
@@ -34,14 +29,36 @@ pub(crate) fn encode(lua: &Lua, value: &Value) -> Result<Vec<u8>, JsonError> {
     // before each push. So no Lua error can unwind through these frames.
     let called = unsafe {
         lua.exec_raw::<()>(value, |state| {
-            result = enc.walk(state, ffi::lua_gettop(state), 0);
+            result = encode_at(state, ffi::lua_gettop(state));
         })
     };
     called.map_err(|_| JsonError::TooDeep)?;
-    result.map(|()| enc.buf)
+    result
 }
 
-unsafe fn bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+/// Encode the value at stack index `idx` (absolute). Same safety argument
+/// as [`encode`]: the walk only reads and never raises.
+pub(crate) unsafe fn encode_at(
+    state: *mut ffi::lua_State,
+    idx: c_int,
+) -> Result<Vec<u8>, JsonError> {
+    // The staging vectors keep their capacity from one call to the next.
+    let mut enc = SCRATCH.with(|s| s.take()).unwrap_or_default();
+    enc.buf = Vec::with_capacity(256);
+    let result = enc.walk(state, idx, 0);
+    let out = std::mem::take(&mut enc.buf);
+    enc.members.clear();
+    SCRATCH.with(|s| s.set(Some(enc)));
+    result.map(|()| out)
+}
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Option<Encoder>> = const { std::cell::Cell::new(None) };
+}
+
+/// The bytes of the string at `idx`; callers check the type first (on a
+/// number `lua_tolstring` would convert in place, which allocates).
+pub(crate) unsafe fn stack_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
     let mut len = 0usize;
     let ptr = ffi::lua_tolstring(state, idx, &mut len);
     if ptr.is_null() {
@@ -53,6 +70,7 @@ unsafe fn bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
 /// One output buffer for the whole value. An object's keys and encoded
 /// values are staged at the buffer's end, then replaced by the members in
 /// key order, so nested tables allocate nothing of their own.
+#[derive(Default)]
 struct Encoder {
     buf: Vec<u8>,
     /// (key, value) ranges in `buf` of the objects being encoded.
@@ -82,7 +100,7 @@ impl Encoder {
                     write_float(out, ffi::lua_tonumberx(state, idx, std::ptr::null_mut()))?;
                 }
             }
-            ffi::LUA_TSTRING => write_string(out, bytes(state, idx)),
+            ffi::LUA_TSTRING => write_string(out, stack_bytes(state, idx)),
             ffi::LUA_TTABLE => self.table(state, idx, depth + 1)?,
             ffi::LUA_TFUNCTION => return Err(JsonError::Unsupported("function")),
             ffi::LUA_TTHREAD => return Err(JsonError::Unsupported("coroutine")),
@@ -112,7 +130,7 @@ impl Encoder {
                 return Err(JsonError::MixedKeys);
             }
             let k = self.buf.len();
-            self.buf.extend_from_slice(bytes(state, -2));
+            self.buf.extend_from_slice(stack_bytes(state, -2));
             let v = self.buf.len();
             self.walk(state, ffi::lua_gettop(state), depth)?;
             self.members.push((k..v, v..self.buf.len()));

@@ -1,0 +1,275 @@
+//! `res:*` and `time.now/now_ms/clock` as plain Lua C functions.
+//!
+//! mlua's callback machinery (argument conversion through registry
+//! references, panic and error wrapping) costs ~1k instructions per call; the
+//! methods every handler calls are written against the Lua stack instead.
+//! They never raise: a failure is returned as a message, and the prelude's
+//! wrapper raises it at the caller's line. The response being built lives in
+//! a thread-local for the duration of one handler call (each worker thread
+//! runs one Lua state, and calls are never re-entered).
+#![allow(unsafe_code)]
+
+use std::cell::RefCell;
+use std::ffi::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+
+use mlua::{ffi, Lua, Table};
+
+use cove_caps::{time, Csp};
+use cove_core::Response;
+
+use crate::stack::{encode_at, stack_bytes};
+
+struct Current {
+    res: Response,
+    csp: Rc<Csp>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
+}
+
+/// Make `res` the response the `res:*` functions build, until [`end`].
+pub(crate) fn begin(res: Response, csp: Rc<Csp>) {
+    CURRENT.with(|c| *c.borrow_mut() = Some(Current { res, csp }));
+}
+
+/// Take back the response built since [`begin`].
+pub(crate) fn end() -> Option<Response> {
+    CURRENT.with(|c| c.borrow_mut().take().map(|cur| cur.res))
+}
+
+fn with_current<R>(
+    api: &str,
+    f: impl FnOnce(&mut Current) -> Result<R, String>,
+) -> Result<R, String> {
+    CURRENT.with(|c| match c.borrow_mut().as_mut() {
+        Some(cur) => f(cur),
+        None => Err(format!(
+            "res:{api}: this response was already sent; use res only inside its own handler"
+        )),
+    })
+}
+
+/// Run `body`; on failure push its message (nothing else may be live then,
+/// so a memory error raised by the push unwinds no Rust destructors).
+unsafe fn run(state: *mut ffi::lua_State, body: impl FnOnce() -> Result<(), String>) -> c_int {
+    let outcome = catch_unwind(AssertUnwindSafe(body));
+    let msg = match outcome {
+        Ok(Ok(())) => return 0,
+        Ok(Err(msg)) => msg,
+        Err(_) => "internal error in a res function".to_string(),
+    };
+    let mut buf = [0u8; 512];
+    let n = msg.len().min(buf.len());
+    buf[..n].copy_from_slice(&msg.as_bytes()[..n]);
+    drop(msg);
+    ffi::lua_pushlstring(state, buf.as_ptr().cast(), n);
+    1
+}
+
+fn type_name(t: c_int) -> &'static str {
+    match t {
+        ffi::LUA_TNIL | ffi::LUA_TNONE => "nil",
+        ffi::LUA_TBOOLEAN => "boolean",
+        ffi::LUA_TNUMBER => "number",
+        ffi::LUA_TSTRING => "string",
+        ffi::LUA_TTABLE => "table",
+        ffi::LUA_TFUNCTION => "function",
+        ffi::LUA_TTHREAD => "coroutine",
+        _ => "userdata",
+    }
+}
+
+/// An optional status code argument: integer, integral float or numeric string.
+unsafe fn status_arg(
+    state: *mut ffi::lua_State,
+    idx: c_int,
+    api: &str,
+) -> Result<Option<i64>, String> {
+    let bad = |what: String| format!("res:{api}: status must be an integer, got {what}");
+    match ffi::lua_type(state, idx) {
+        ffi::LUA_TNIL | ffi::LUA_TNONE => Ok(None),
+        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, idx) != 0 => {
+            Ok(Some(ffi::lua_tointegerx(state, idx, std::ptr::null_mut())))
+        }
+        ffi::LUA_TNUMBER => {
+            let f = ffi::lua_tonumberx(state, idx, std::ptr::null_mut());
+            if f.fract() == 0.0 && f.abs() < 1e15 {
+                Ok(Some(f as i64))
+            } else {
+                Err(bad(f.to_string()))
+            }
+        }
+        ffi::LUA_TSTRING => {
+            let text = String::from_utf8_lossy(stack_bytes(state, idx)).into_owned();
+            text.trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| bad(format!("{text:?}")))
+        }
+        t => Err(bad(type_name(t).to_string())),
+    }
+}
+
+/// A string argument (numbers are formatted; nil is empty).
+unsafe fn text_arg(
+    state: *mut ffi::lua_State,
+    idx: c_int,
+    api: &str,
+    what: &str,
+) -> Result<Vec<u8>, String> {
+    match ffi::lua_type(state, idx) {
+        ffi::LUA_TNIL | ffi::LUA_TNONE => Ok(Vec::new()),
+        ffi::LUA_TSTRING => Ok(stack_bytes(state, idx).to_vec()),
+        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, idx) != 0 => {
+            Ok(ffi::lua_tointegerx(state, idx, std::ptr::null_mut())
+                .to_string()
+                .into_bytes())
+        }
+        ffi::LUA_TNUMBER => Ok(ffi::lua_tonumberx(state, idx, std::ptr::null_mut())
+            .to_string()
+            .into_bytes()),
+        t => Err(format!(
+            "res:{api}: {what} must be a string, got {}",
+            type_name(t)
+        )),
+    }
+}
+
+fn utf8(bytes: Vec<u8>, api: &str, what: &str) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|_| format!("res:{api}: {what} is not valid UTF-8"))
+}
+
+unsafe extern "C-unwind" fn res_status(state: *mut ffi::lua_State) -> c_int {
+    run(state, || {
+        let code = status_arg(state, 2, "status")?.ok_or("res:status: status code missing")?;
+        with_current("status", |c| {
+            c.res
+                .set_status(code)
+                .map_err(|e| format!("res:status: {e}"))
+        })
+    })
+}
+
+unsafe extern "C-unwind" fn res_header(state: *mut ffi::lua_State) -> c_int {
+    run(state, || {
+        let name = utf8(
+            text_arg(state, 2, "header", "the name")?,
+            "header",
+            "the name",
+        )?;
+        let value = utf8(
+            text_arg(state, 3, "header", "the value")?,
+            "header",
+            "the value",
+        )?;
+        with_current("header", |c| {
+            c.res
+                .add_header(&name, &value)
+                .map_err(|e| format!("res:header: {e}"))
+        })
+    })
+}
+
+unsafe extern "C-unwind" fn res_json(state: *mut ffi::lua_State) -> c_int {
+    run(state, || {
+        let code = status_arg(state, 3, "json")?;
+        let body = encode_at(state, 2).map_err(|e| format!("res:json: {e}"))?;
+        with_current("json", |c| {
+            if let Some(code) = code {
+                c.res
+                    .set_status(code)
+                    .map_err(|e| format!("res:json: {e}"))?;
+            }
+            c.res.json(body);
+            Ok(())
+        })
+    })
+}
+
+unsafe extern "C-unwind" fn res_text(state: *mut ffi::lua_State) -> c_int {
+    run(state, || {
+        let body = text_arg(state, 2, "text", "the body")?;
+        with_current("text", |c| {
+            c.res.text(body);
+            Ok(())
+        })
+    })
+}
+
+unsafe extern "C-unwind" fn res_html(state: *mut ffi::lua_State) -> c_int {
+    run(state, || {
+        let body = text_arg(state, 2, "html", "the body")?;
+        with_current("html", |c| {
+            let csp = c.csp.clone();
+            c.res.html(body, csp.header());
+            Ok(())
+        })
+    })
+}
+
+unsafe extern "C-unwind" fn res_redirect(state: *mut ffi::lua_State) -> c_int {
+    run(state, || {
+        let url = utf8(
+            text_arg(state, 2, "redirect", "the URL")?,
+            "redirect",
+            "the URL",
+        )?;
+        let code = status_arg(state, 3, "redirect")?;
+        with_current("redirect", |c| {
+            c.res
+                .redirect(&url, code)
+                .map_err(|e| format!("res:redirect: {e}"))
+        })
+    })
+}
+
+unsafe extern "C-unwind" fn time_now(state: *mut ffi::lua_State) -> c_int {
+    ffi::lua_pushinteger(state, time::now());
+    1
+}
+
+unsafe extern "C-unwind" fn time_now_ms(state: *mut ffi::lua_State) -> c_int {
+    ffi::lua_pushinteger(state, time::now_ms());
+    1
+}
+
+unsafe extern "C-unwind" fn time_clock(state: *mut ffi::lua_State) -> c_int {
+    ffi::lua_pushinteger(state, time::clock());
+    1
+}
+
+/// The raw `res` functions, for the prelude to wrap.
+pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    let fns: [(&str, ffi::lua_CFunction); 6] = [
+        ("status", res_status),
+        ("header", res_header),
+        ("json", res_json),
+        ("text", res_text),
+        ("html", res_html),
+        ("redirect", res_redirect),
+    ];
+    for (name, f) in fns {
+        // SAFETY: each function only reads its arguments from the stack and
+        // pushes at most one value; see the module comment.
+        t.raw_set(name, unsafe { lua.create_c_function(f)? })?;
+    }
+    Ok(t)
+}
+
+/// Add `now`, `now_ms` and `clock` to the `time` table.
+pub(crate) fn add_time(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    let fns: [(&str, ffi::lua_CFunction); 3] = [
+        ("now", time_now),
+        ("now_ms", time_now_ms),
+        ("clock", time_clock),
+    ];
+    for (name, f) in fns {
+        // SAFETY: pushing an integer needs no allocation and cannot raise.
+        t.raw_set(name, unsafe { lua.create_c_function(f)? })?;
+    }
+    Ok(())
+}
