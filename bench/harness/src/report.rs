@@ -123,10 +123,10 @@ pub fn markdown(cfg: &Config, m: &Machine, run: &Run) -> String {
         let cpu = s.cpu_us.map_or("–".into(), |q| {
             format!("{:.1} ({:.1}–{:.1})", q.median, q.min, q.max)
         });
-        let ratio = match (r.row.target, s.ratio) {
-            (None, _) => "1.00×".to_string(),
-            (_, Some(q)) => format!("{:.2}× ({:.2}–{:.2})", q.median, q.min, q.max),
-            (_, None) => "–".to_string(),
+        let ratio = match s.ratio {
+            _ if r.row.srv == crate::rows::Srv::Baseline => "1.00×".to_string(),
+            Some(q) => format!("{:.2}× ({:.2}–{:.2})", q.median, q.min, q.max),
+            None => "–".to_string(),
         };
         let target = r.row.target.map_or("—".into(), |t| format!("≤ {t:.2}×"));
         out += &format!(
