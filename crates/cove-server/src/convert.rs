@@ -41,10 +41,14 @@ pub(crate) fn to_http(res: Response) -> HttpResponse {
     }
     let headers = out.headers_mut();
     headers.reserve(res.headers.len() + 1);
-    if let Some(ct) = res.content_type.as_deref().or(res.body_type) {
-        if let Ok(v) = HeaderValue::from_str(ct) {
-            headers.insert(CONTENT_TYPE, v);
-        }
+    let content_type = match (res.content_type.as_deref(), res.body_type) {
+        (Some(explicit), _) => HeaderValue::from_str(explicit).ok(),
+        // Body types are static strings: no validation or copy needed.
+        (None, Some(t)) => Some(HeaderValue::from_static(t)),
+        (None, None) => None,
+    };
+    if let Some(v) = content_type {
+        headers.insert(CONTENT_TYPE, v);
     }
     for (name, value) in res.headers {
         if let (Ok(n), Ok(v)) = (
