@@ -94,3 +94,20 @@ fn infinite_loop_hits_the_instruction_limit() {
 fn pcall_cannot_swallow_the_instruction_limit() {
     assert_loop_is_stopped("/pcall-loop");
 }
+
+#[test]
+fn heap_cap_stops_a_runaway_allocation_and_the_worker_recovers() {
+    let s = Server::fixture("basic", &["--workers", "1", "-m", "16m"]);
+    let r = s.get("/hog");
+    assert_eq!(
+        (r.status, r.text().as_str()),
+        (500, "Internal Server Error")
+    );
+    s.wait_for_log("not enough memory");
+    // The garbage is collected and the same worker serves on.
+    for _ in 0..3 {
+        assert_eq!(s.get("/health").status, 200);
+        assert_eq!(s.get("/json/big").status, 200);
+    }
+    assert_eq!(s.get("/hog").status, 500, "the cap holds a second time");
+}
