@@ -66,6 +66,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;
     raw.raw_set("require", require::require_fn(lua, lua.create_table()?)?)?;
     raw.raw_set("res", crate::native::res_functions(lua)?)?;
+    raw.raw_set("req_lazy", request::lazy_fn(lua)?)?;
     lua.load(PRELUDE).set_name("=[cove]").call::<Function>(raw)
 }
 
@@ -204,34 +205,34 @@ impl Engine for LuaEngine {
             message: format!("no handler {id}"),
         })?;
         let lua = &self.lua;
-        let parts = unlimited(lua, || match &st.table {
+        let head = unlimited(lua, || match &st.table {
             Some(t) => {
                 if !st.has_body && ex.req.body.is_some() {
                     t.raw_set("body", request::body(lua, &ex.req)?)?;
                 }
                 Ok(None)
             }
-            None => request::parts(lua, &ex.req).map(Some),
+            None => request::head(lua, &ex.req).map(Some),
         })
         .map_err(err)?;
         st.has_body = ex.req.body.is_some();
         crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
+        request::begin(&mut ex.req);
         self.budget.reset();
-        let result = match parts {
+        let result = match head {
             None => self
                 .dispatch
                 .call::<(Value, Table)>((handler, st.table.clone())),
-            Some(p) => self.dispatch.call::<(Value, Table)>((
+            Some(h) => self.dispatch.call::<(Value, Table)>((
                 handler,
                 Value::Nil,
-                p.method,
-                p.path,
-                p.body,
-                p.query,
-                p.params,
-                p.headers,
+                h.method,
+                h.path,
+                h.body,
+                h.params,
             )),
         };
+        request::end(&mut ex.req);
         if let Some(res) = crate::native::end() {
             ex.res = res;
         }

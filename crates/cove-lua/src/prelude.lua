@@ -85,20 +85,38 @@ function res.redirect(self, url, code)
   if e then error(e, 2) end
 end
 
+-- `req.query`, `req.params` and `req.headers` are built on first read, from
+-- the request of the call in progress (`current`).
+local lazy, rawset = raw.req_lazy, rawset
+local current
+local lazy_fields = { query = true, params = true, headers = true }
+local req_meta = {
+  __index = function(t, k)
+    if not lazy_fields[k] then
+      return nil
+    end
+    local ok, v = false, "req." .. k .. " read outside its own request"
+    if t == current then
+      ok, v = lazy(k)
+    end
+    if not ok then
+      error(v, 2)
+    end
+    rawset(t, k, v)
+    return v
+  end,
+}
+
 -- The engine calls this for every handler and middleware. The req table is
--- built here on a request's first call (table constructors are cheapest in
--- Lua) and handed back so later calls of the same request reuse it.
-return function(handler, req, method, path, body, query, params, headers)
+-- made on a request's first call and handed back so later calls of the same
+-- request reuse it.
+return function(handler, req, method, path, body, params)
   if req == nil then
-    req = {
-      method = method,
-      path = path,
-      body = body,
-      query = query or {},
-      params = params or {},
-      headers = headers or {},
-      ctx = {},
-    }
+    req = setmetatable(
+      { method = method, path = path, body = body, params = params, ctx = {} },
+      req_meta
+    )
   end
+  current = req
   return handler(req, res), req
 end

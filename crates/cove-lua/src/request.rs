@@ -1,65 +1,68 @@
-//! `req` tables and the `res` object (Hull §4).
+//! `req` tables (Hull §4.1). `method`, `path`, `body` and `ctx` are set when
+//! the table is made; `query`, `params` and `headers` are built the first
+//! time a script reads them (most handlers read few or none), from the
+//! request of the call in progress.
 
-use mlua::{Lua, LuaString, Table};
+use std::cell::RefCell;
+
+use mlua::{Lua, LuaString, Table, Value};
 
 use cove_core::{parse_query, Request};
 
-/// What the prelude's dispatcher needs to build a `req` table: the query,
-/// params and headers tables (`None` when empty; Lua fills in `{}`).
-pub(crate) struct ReqParts {
+use crate::globals::{fail, Outcome};
+use crate::vm::unlimited;
+
+/// The parts of a request the lazy fields are built from.
+#[derive(Default)]
+struct Lazy {
+    query: Option<String>,
+    params: Vec<(String, String)>,
+    headers: Vec<(String, String)>,
+}
+
+thread_local! {
+    /// The request of the script call in progress on this worker thread.
+    static CURRENT: RefCell<Option<Lazy>> = const { RefCell::new(None) };
+}
+
+/// Lend the lazy parts of `req` to the call about to run; [`end`] returns them.
+pub(crate) fn begin(req: &mut Request) {
+    let lazy = Lazy {
+        query: req.query.take(),
+        params: std::mem::take(&mut req.params),
+        headers: std::mem::take(&mut req.headers),
+    };
+    CURRENT.with(|c| *c.borrow_mut() = Some(lazy));
+}
+
+/// Give the parts lent by [`begin`] back to `req`.
+pub(crate) fn end(req: &mut Request) {
+    if let Some(lazy) = CURRENT.with(|c| c.borrow_mut().take()) {
+        req.query = lazy.query;
+        req.params = lazy.params;
+        req.headers = lazy.headers;
+    }
+}
+
+/// What the dispatcher builds a new `req` table from.
+pub(crate) struct Head {
     pub(crate) method: LuaString,
     pub(crate) path: LuaString,
     pub(crate) body: Option<LuaString>,
-    pub(crate) query: Option<Table>,
+    /// Built at once when the route has params: its handler reads them.
     pub(crate) params: Option<Table>,
-    pub(crate) headers: Option<Table>,
 }
 
-/// Build the parts of `req`. Duplicate headers are joined (`, `; `; ` for
-/// cookies); the last duplicate query key wins.
-pub(crate) fn parts(lua: &Lua, req: &Request) -> mlua::Result<ReqParts> {
-    let query = match req.query.as_deref().map(parse_query) {
-        Some(pairs) if !pairs.is_empty() => {
-            let t = lua.create_table_with_capacity(0, pairs.len())?;
-            for (k, v) in pairs {
-                t.raw_set(k, v)?;
-            }
-            Some(t)
-        }
-        _ => None,
-    };
-    let params = if req.params.is_empty() {
-        None
-    } else {
-        let t = lua.create_table_with_capacity(0, req.params.len())?;
-        for (k, v) in &req.params {
-            t.raw_set(k.as_str(), v.as_str())?;
-        }
-        Some(t)
-    };
-    let headers = if req.headers.is_empty() {
-        None
-    } else {
-        let t = lua.create_table_with_capacity(0, req.headers.len())?;
-        for (i, (name, value)) in req.headers.iter().enumerate() {
-            if req.headers[..i].iter().any(|(n, _)| n == name) {
-                let prev: LuaString = t.raw_get(name.as_str())?;
-                let sep = if name == "cookie" { "; " } else { ", " };
-                let joined = [&prev.as_bytes()[..], sep.as_bytes(), value.as_bytes()].concat();
-                t.raw_set(name.as_str(), lua.create_string(joined)?)?;
-            } else {
-                t.raw_set(name.as_str(), value.as_str())?;
-            }
-        }
-        Some(t)
-    };
-    Ok(ReqParts {
+pub(crate) fn head(lua: &Lua, req: &Request) -> mlua::Result<Head> {
+    Ok(Head {
         method: lua.create_string(&req.method)?,
         path: lua.create_string(&req.path)?,
         body: body(lua, req)?,
-        query,
-        params,
-        headers,
+        params: if req.params.is_empty() {
+            None
+        } else {
+            Some(pairs(lua, &req.params)?)
+        },
     })
 }
 
@@ -69,4 +72,65 @@ pub(crate) fn body(lua: &Lua, req: &Request) -> mlua::Result<Option<LuaString>> 
         .as_ref()
         .map(|b| lua.create_string(&b[..]))
         .transpose()
+}
+
+/// `lazy(name)`: the `query`, `params` or `headers` table of the request in
+/// progress. Duplicate headers are joined (`, `; `; ` for cookies); the last
+/// duplicate query key wins.
+pub(crate) fn lazy_fn(lua: &Lua) -> mlua::Result<mlua::Function> {
+    lua.create_function(|lua, name: String| {
+        let built = CURRENT.with(|c| {
+            let current = c.borrow();
+            let Some(req) = current.as_ref() else {
+                return Ok(None);
+            };
+            unlimited(lua, || match name.as_str() {
+                "query" => query(lua, req.query.as_deref()),
+                "params" => pairs(lua, &req.params),
+                _ => headers(lua, &req.headers),
+            })
+            .map(Some)
+        })?;
+        match built {
+            Some(t) => Ok::<Outcome, _>((true, Value::Table(t))),
+            None => fail(
+                lua,
+                format!(
+                    "req.{name} read after its request ended; copy what you need while handling it"
+                ),
+            ),
+        }
+    })
+}
+
+fn query(lua: &Lua, raw: Option<&str>) -> mlua::Result<Table> {
+    let pairs = raw.map(parse_query).unwrap_or_default();
+    let t = lua.create_table_with_capacity(0, pairs.len())?;
+    for (k, v) in pairs {
+        t.raw_set(k, v)?;
+    }
+    Ok(t)
+}
+
+fn pairs(lua: &Lua, pairs: &[(String, String)]) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(0, pairs.len())?;
+    for (k, v) in pairs {
+        t.raw_set(k.as_str(), v.as_str())?;
+    }
+    Ok(t)
+}
+
+fn headers(lua: &Lua, headers: &[(String, String)]) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(0, headers.len())?;
+    for (i, (name, value)) in headers.iter().enumerate() {
+        if headers[..i].iter().any(|(n, _)| n == name) {
+            let prev: LuaString = t.raw_get(name.as_str())?;
+            let sep = if name == "cookie" { "; " } else { ", " };
+            let joined = [&prev.as_bytes()[..], sep.as_bytes(), value.as_bytes()].concat();
+            t.raw_set(name.as_str(), lua.create_string(joined)?)?;
+        } else {
+            t.raw_set(name.as_str(), value.as_str())?;
+        }
+    }
+    Ok(t)
 }
