@@ -6,7 +6,9 @@ use std::rc::Rc;
 use mlua::{Function, Lua, Table, Value};
 
 use cove_caps::Csp;
-use cove_core::{log, App, Engine, Exchange, Flow, HandlerId, Limits, RouteTable, ScriptError};
+use cove_core::{
+    log, App, Engine, Exchange, Flow, HandlerId, Limits, RouteTable, ScriptError, Target,
+};
 use cove_db::Db;
 
 use crate::app_api::{self, AppState};
@@ -219,11 +221,14 @@ impl Engine for LuaEngine {
         crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
         request::begin(&mut ex.req);
         self.budget.reset();
+        // The route handler is the last call of a request: nothing reuses req.
+        let keep = !matches!(&ex.plan.target, Target::Route { handler, .. } if *handler == id);
         let result = match head {
             None => self
                 .dispatch
-                .call::<(Value, Table)>((handler, st.table.clone())),
-            Some(h) => self.dispatch.call::<(Value, Table)>((
+                .call::<(Value, Option<Table>)>((keep, handler, st.table.clone())),
+            Some(h) => self.dispatch.call::<(Value, Option<Table>)>((
+                keep,
                 handler,
                 Value::Nil,
                 h.method,
@@ -241,7 +246,9 @@ impl Engine for LuaEngine {
             st.touched = Some(st.touched.map_or(group, |g| g.max(group)));
         }
         let (flow, req) = result.map_err(err)?;
-        st.table = Some(req);
+        if req.is_some() {
+            st.table = req;
+        }
         Ok(flow_of(&flow))
     }
 }

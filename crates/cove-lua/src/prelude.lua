@@ -108,9 +108,9 @@ local req_meta = {
 }
 
 -- The engine calls this for every handler and middleware. The req table is
--- made on a request's first call and handed back so later calls of the same
--- request reuse it.
-return function(handler, req, method, path, body, params)
+-- made on a request's first call and, when more calls follow (`keep`), handed
+-- back so they reuse it.
+return function(keep, handler, req, method, path, body, params)
   if req == nil then
     req = setmetatable(
       { method = method, path = path, body = body, params = params, ctx = {} },
@@ -118,5 +118,8 @@ return function(handler, req, method, path, body, params)
     )
   end
   current = req
-  return handler(req, res), req
+  if keep then
+    return handler(req, res), req
+  end
+  return (handler(req, res))
 end
