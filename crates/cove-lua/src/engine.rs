@@ -15,7 +15,7 @@ use crate::app_api::{self, AppState};
 use crate::error::describe;
 use crate::request;
 use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
-use crate::{db, globals, require};
+use crate::{db, globals, require, stack};
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -207,36 +207,28 @@ impl Engine for LuaEngine {
             message: format!("no handler {id}"),
         })?;
         let lua = &self.lua;
-        let head = unlimited(lua, || match &st.table {
-            Some(t) => {
-                if !st.has_body && ex.req.body.is_some() {
-                    t.raw_set("body", request::body(lua, &ex.req)?)?;
-                }
-                Ok(None)
+        if let Some(t) = &st.table {
+            if !st.has_body && ex.req.body.is_some() {
+                unlimited(lua, || t.raw_set("body", request::body(lua, &ex.req)?)).map_err(err)?;
             }
-            None => request::head(lua, &ex.req).map(Some),
-        })
-        .map_err(err)?;
+        }
         st.has_body = ex.req.body.is_some();
         crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
+        // A route's params go into the new req at once; the rest is lent to
+        // the lazy fields for the duration of the call.
+        let params = std::mem::take(&mut ex.req.params);
         request::begin(&mut ex.req);
         self.budget.reset();
         // The route handler is the last call of a request: nothing reuses req.
         let keep = !matches!(&ex.plan.target, Target::Route { handler, .. } if *handler == id);
-        let result = match head {
-            None => self
-                .dispatch
-                .call::<(Value, Option<Table>)>((keep, handler, st.table.clone())),
-            Some(h) => self.dispatch.call::<(Value, Option<Table>)>((
-                keep,
-                handler,
-                Value::Nil,
-                h.method,
-                h.path,
-                h.body,
-                h.params,
-            )),
-        };
+        let new = st.table.is_none().then(|| stack::NewReq {
+            method: &ex.req.method,
+            path: &ex.req.path,
+            body: ex.req.body.as_deref(),
+            params: &params,
+        });
+        let result = stack::dispatch(lua, &self.dispatch, keep, handler, st.table.as_ref(), new);
+        ex.req.params = params;
         request::end(&mut ex.req);
         if let Some(res) = crate::native::end() {
             ex.res = res;

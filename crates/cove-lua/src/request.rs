@@ -44,28 +44,6 @@ pub(crate) fn end(req: &mut Request) {
     }
 }
 
-/// What the dispatcher builds a new `req` table from.
-pub(crate) struct Head {
-    pub(crate) method: LuaString,
-    pub(crate) path: LuaString,
-    pub(crate) body: Option<LuaString>,
-    /// Built at once when the route has params: its handler reads them.
-    pub(crate) params: Option<Table>,
-}
-
-pub(crate) fn head(lua: &Lua, req: &Request) -> mlua::Result<Head> {
-    Ok(Head {
-        method: lua.create_string(&req.method)?,
-        path: lua.create_string(&req.path)?,
-        body: body(lua, req)?,
-        params: if req.params.is_empty() {
-            None
-        } else {
-            Some(pairs(lua, &req.params)?)
-        },
-    })
-}
-
 /// The body as a Lua string, if the request has one (and it was read).
 pub(crate) fn body(lua: &Lua, req: &Request) -> mlua::Result<Option<LuaString>> {
     req.body

@@ -257,3 +257,57 @@ where
         _ => Err(DbError::Callback("rows table missing".into())),
     }))
 }
+
+/// The arguments of a request's first call: what the dispatcher builds `req` from.
+pub(crate) struct NewReq<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) path: &'a str,
+    pub(crate) body: Option<&'a [u8]>,
+    pub(crate) params: &'a [(String, String)],
+}
+
+/// Call the prelude's dispatcher: `dispatch(keep, handler, req)` for a
+/// request that already has its table, `dispatch(keep, handler, nil, method,
+/// path, body, params)` for a new one. The strings and the params table are
+/// pushed straight onto the stack instead of through registry handles.
+pub(crate) fn dispatch(
+    lua: &Lua,
+    dispatch: &mlua::Function,
+    keep: bool,
+    handler: &mlua::Function,
+    req: Option<&Table>,
+    new: Option<NewReq<'_>>,
+) -> mlua::Result<(Value, Option<Table>)> {
+    // SAFETY: this runs inside `exec_raw`'s protected call. Anything below
+    // that raises (a memory error while pushing, an error in the script)
+    // unwinds to that call; the closure holds only borrows, so the frames
+    // it skips have nothing to drop. The stack is grown before pushing.
+    unsafe {
+        lua.exec_raw::<(Value, Option<Table>)>((dispatch, keep, handler, req), |state| {
+            let Some(new) = new else {
+                ffi::lua_call(state, 3, 2);
+                return;
+            };
+            ffi::lua_checkstack(state, 8);
+            ffi::lua_pushlstring(state, new.method.as_ptr().cast(), new.method.len());
+            ffi::lua_pushlstring(state, new.path.as_ptr().cast(), new.path.len());
+            match new.body {
+                Some(b) => {
+                    ffi::lua_pushlstring(state, b.as_ptr().cast(), b.len());
+                }
+                None => ffi::lua_pushnil(state),
+            }
+            if new.params.is_empty() {
+                ffi::lua_pushnil(state);
+            } else {
+                ffi::lua_createtable(state, 0, new.params.len() as c_int);
+                for (k, v) in new.params {
+                    ffi::lua_pushlstring(state, k.as_ptr().cast(), k.len());
+                    ffi::lua_pushlstring(state, v.as_ptr().cast(), v.len());
+                    ffi::lua_rawset(state, -3);
+                }
+            }
+            ffi::lua_call(state, 7, 2);
+        })
+    }
+}
