@@ -226,18 +226,14 @@ unsafe extern "C-unwind" fn res_redirect(state: *mut ffi::lua_State) -> c_int {
     })
 }
 
-unsafe extern "C-unwind" fn time_now(state: *mut ffi::lua_State) -> c_int {
-    ffi::lua_pushinteger(state, time::now());
-    1
-}
-
-unsafe extern "C-unwind" fn time_now_ms(state: *mut ffi::lua_State) -> c_int {
-    ffi::lua_pushinteger(state, time::now_ms());
-    1
-}
-
-unsafe extern "C-unwind" fn time_clock(state: *mut ffi::lua_State) -> c_int {
-    ffi::lua_pushinteger(state, time::clock());
+/// `time.now` (0), `time.now_ms` (1) and `time.clock` (2).
+unsafe extern "C-unwind" fn time_fn<const WHICH: u8>(state: *mut ffi::lua_State) -> c_int {
+    let value = match WHICH {
+        0 => time::now(),
+        1 => time::now_ms(),
+        _ => time::clock(),
+    };
+    ffi::lua_pushinteger(state, value);
     1
 }
 
