@@ -259,9 +259,9 @@ pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
 /// Add `now`, `now_ms` and `clock` to the `time` table.
 pub(crate) fn add_time(lua: &Lua, t: &Table) -> mlua::Result<()> {
     let fns: [(&str, ffi::lua_CFunction); 3] = [
-        ("now", time_now),
-        ("now_ms", time_now_ms),
-        ("clock", time_clock),
+        ("now", time_fn::<0>),
+        ("now_ms", time_fn::<1>),
+        ("clock", time_fn::<2>),
     ];
     for (name, f) in fns {
         // SAFETY: pushing an integer needs no allocation and cannot raise.
