@@ -9,7 +9,6 @@
 #![allow(unsafe_code)]
 
 use std::ffi::c_int;
-use std::ops::Range;
 
 use mlua::{ffi, Lua, Table, Value};
 
@@ -67,16 +66,28 @@ pub(crate) unsafe fn stack_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> 
     std::slice::from_raw_parts(ptr as *const u8, len)
 }
 
-/// One output buffer for the whole value. An object's keys and encoded
-/// values are staged at the buffer's end, then replaced by the members in
-/// key order, so nested tables allocate nothing of their own.
+/// One output buffer for the whole value. An object's keys and values stay
+/// on the Lua stack while its keys are sorted, so nothing is staged or copied.
 #[derive(Default)]
 struct Encoder {
     buf: Vec<u8>,
-    /// (key, value) ranges in `buf` of the objects being encoded.
-    members: Vec<(Range<usize>, Range<usize>)>,
-    /// Scratch for one escaped key.
-    key: Vec<u8>,
+    /// Stack slots of the keys of the objects being encoded, innermost last.
+    members: Vec<Member>,
+}
+
+/// A key on the Lua stack (its value sits in the slot above it).
+#[derive(Clone, Copy)]
+struct Member {
+    slot: c_int,
+    key: *const u8,
+    len: usize,
+}
+
+impl Member {
+    /// The key's bytes; the string is anchored by its stack slot.
+    unsafe fn bytes<'a>(self) -> &'a [u8] {
+        std::slice::from_raw_parts(self.key, self.len)
+    }
 }
 
 impl Encoder {
@@ -115,49 +126,65 @@ impl Encoder {
         idx: c_int,
         depth: usize,
     ) -> Result<(), JsonError> {
-        if depth > MAX_DEPTH || ffi::lua_checkstack(state, 4) == 0 {
+        if depth > MAX_DEPTH || ffi::lua_checkstack(state, 8) == 0 {
             return Err(JsonError::TooDeep);
         }
         let len = ffi::lua_rawlen(state, idx);
         if len > 0 {
             return self.array(state, idx, len, depth);
         }
-        let start = self.buf.len();
+        let base = ffi::lua_gettop(state);
         let first = self.members.len();
+        let result = self.object(state, idx, depth, first);
+        self.members.truncate(first);
+        ffi::lua_settop(state, base);
+        result
+    }
+
+    /// Leave every (key, value) pair of the table on the stack, then write
+    /// them in key order.
+    unsafe fn object(
+        &mut self,
+        state: *mut ffi::lua_State,
+        idx: c_int,
+        depth: usize,
+        first: usize,
+    ) -> Result<(), JsonError> {
         ffi::lua_pushnil(state);
         while ffi::lua_next(state, idx) != 0 {
-            if ffi::lua_type(state, -2) != ffi::LUA_TSTRING {
+            let slot = ffi::lua_gettop(state) - 1;
+            if ffi::lua_type(state, slot) != ffi::LUA_TSTRING {
                 return Err(JsonError::MixedKeys);
             }
-            let k = self.buf.len();
-            self.buf.extend_from_slice(stack_bytes(state, -2));
-            let v = self.buf.len();
-            self.walk(state, ffi::lua_gettop(state), depth)?;
-            self.members.push((k..v, v..self.buf.len()));
-            ffi::lua_settop(state, -2);
+            let key = stack_bytes(state, slot);
+            self.members.push(Member {
+                slot,
+                key: key.as_ptr(),
+                len: key.len(),
+            });
+            // The next `lua_next` consumes a copy of the key.
+            if ffi::lua_checkstack(state, 3) == 0 {
+                return Err(JsonError::TooDeep);
+            }
+            ffi::lua_pushvalue(state, slot);
         }
-        if self.members.len() == first {
+        let members = &mut self.members[first..];
+        if members.is_empty() {
             self.buf.extend_from_slice(b"[]");
             return Ok(());
         }
-        let buf = &mut self.buf;
-        self.members[first..].sort_unstable_by(|a, b| buf[a.0.clone()].cmp(&buf[b.0.clone()]));
-        let staged = buf.len();
-        buf.push(b'{');
-        for (i, (k, v)) in self.members[first..].iter().enumerate() {
-            if i > 0 {
-                buf.push(b',');
+        members.sort_unstable_by(|a, b| a.bytes().cmp(b.bytes()));
+        self.buf.push(b'{');
+        for i in first..self.members.len() {
+            if i > first {
+                self.buf.push(b',');
             }
-            self.key.clear();
-            write_string(&mut self.key, &buf[k.clone()]);
-            buf.extend_from_slice(&self.key);
-            buf.push(b':');
-            buf.extend_from_within(v.clone());
+            let m = self.members[i];
+            write_string(&mut self.buf, m.bytes());
+            self.buf.push(b':');
+            self.walk(state, m.slot + 1, depth)?;
         }
-        buf.push(b'}');
-        self.members.truncate(first);
-        buf.copy_within(staged.., start);
-        buf.truncate(start + (buf.len() - staged));
+        self.buf.push(b'}');
         Ok(())
     }
 
@@ -216,39 +243,47 @@ where
     // `lua_checkstack` before pushing. Nothing else here can raise.
     let table = unsafe {
         lua.exec_raw::<Value>((), |state| {
-            ffi::lua_createtable(state, 0, 0);
+            // Slot for the result, created once the row count is known so
+            // its array part is allocated once; then the column names, then
+            // up to ROW_CHUNK finished rows.
+            ffi::lua_pushnil(state);
             let rows_at = ffi::lua_gettop(state);
-            let mut names_at = 0;
+            let names_at = rows_at + 1;
+            let mut first_row = 0;
             let mut n: ffi::lua_Integer = 0;
             let mut each_row = |cols: &[&str], row: &cove_db::Row<'_>| {
-                if names_at == 0 {
-                    if ffi::lua_checkstack(state, cols.len() as c_int + 4) == 0 {
+                if first_row == 0 {
+                    if ffi::lua_checkstack(state, cols.len() as c_int + ROW_CHUNK + 4) == 0 {
                         return Err(DbError::Callback("too many columns".into()));
                     }
                     for c in cols {
                         ffi::lua_pushlstring(state, c.as_ptr().cast(), c.len());
                     }
-                    names_at = rows_at + 1;
+                    first_row = names_at + cols.len() as c_int;
                 }
                 ffi::lua_createtable(state, 0, cols.len() as c_int);
                 for i in 0..cols.len() {
-                    match row.get(i) {
-                        ValueRef::Null => continue,
-                        ValueRef::Integer(x) => ffi::lua_pushinteger(state, x),
-                        ValueRef::Real(x) => ffi::lua_pushnumber(state, x),
-                        ValueRef::Text(b) | ValueRef::Blob(b) => {
-                            ffi::lua_pushlstring(state, b.as_ptr().cast(), b.len());
-                        }
+                    let value = row.get(i);
+                    if matches!(value, ValueRef::Null) {
+                        continue;
                     }
                     ffi::lua_pushvalue(state, names_at + i as c_int);
-                    ffi::lua_rotate(state, -2, 1);
+                    push_value(state, value);
                     ffi::lua_rawset(state, -3);
                 }
-                n += 1;
-                ffi::lua_rawseti(state, rows_at, n);
+                if ffi::lua_gettop(state) - first_row + 1 == ROW_CHUNK {
+                    flush_rows(state, rows_at, first_row, &mut n);
+                }
                 Ok(())
             };
             outcome = query(&mut each_row);
+            if first_row != 0 {
+                flush_rows(state, rows_at, first_row, &mut n);
+            }
+            if ffi::lua_isnil(state, rows_at) != 0 {
+                ffi::lua_createtable(state, 0, 0);
+                ffi::lua_replace(state, rows_at);
+            }
             ffi::lua_settop(state, rows_at);
         })?
     };
@@ -256,6 +291,42 @@ where
         Value::Table(t) => Ok(t),
         _ => Err(DbError::Callback("rows table missing".into())),
     }))
+}
+
+/// Push a non-NULL column value (NULL columns are left out of the row).
+unsafe fn push_value(state: *mut ffi::lua_State, value: ValueRef<'_>) {
+    match value {
+        ValueRef::Null => ffi::lua_pushnil(state),
+        ValueRef::Integer(x) => ffi::lua_pushinteger(state, x),
+        ValueRef::Real(x) => ffi::lua_pushnumber(state, x),
+        ValueRef::Text(b) | ValueRef::Blob(b) => {
+            ffi::lua_pushlstring(state, b.as_ptr().cast(), b.len());
+        }
+    }
+}
+
+/// Rows held on the stack before they move into the result table.
+const ROW_CHUNK: c_int = 256;
+
+/// Move the rows on the stack from `first_row` up into the result table at
+/// `rows_at`, creating it sized for them if this is the first chunk.
+unsafe fn flush_rows(
+    state: *mut ffi::lua_State,
+    rows_at: c_int,
+    first_row: c_int,
+    n: &mut ffi::lua_Integer,
+) {
+    let top = ffi::lua_gettop(state);
+    if ffi::lua_isnil(state, rows_at) != 0 {
+        ffi::lua_createtable(state, top - first_row + 1, 0);
+        ffi::lua_replace(state, rows_at);
+    }
+    for slot in first_row..=top {
+        ffi::lua_pushvalue(state, slot);
+        *n += 1;
+        ffi::lua_rawseti(state, rows_at, *n);
+    }
+    ffi::lua_settop(state, first_row - 1);
 }
 
 /// The arguments of a request's first call: what the dispatcher builds `req` from.

@@ -178,3 +178,12 @@ fn acknowledged_writes_are_visible_everywhere_at_once() {
         }
     }
 }
+
+#[test]
+fn results_of_every_size_are_sequences() {
+    let s = server();
+    for n in [0u64, 1, 255, 256, 257, 1000] {
+        let want = json!({"len": n, "sum": n * (n + 1) / 2, "ordered": true, "empty": n == 0});
+        assert_eq!(s.get(&format!("/series/{n}")).json(), want, "n = {n}");
+    }
+}
