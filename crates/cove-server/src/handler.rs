@@ -159,14 +159,19 @@ impl<A: App + 'static> ScriptHandler<A> {
     }
 }
 
-/// `{"status":"ok"}` for every request, with no script: the benchmark's
-/// measure of the HTTP layer alone.
+/// The benchmark's measure of the HTTP layer alone, with no script:
+/// `Hello World!` (text) for `/hello`, `{"message":"Hello, World!"}` for
+/// any other path.
 pub struct Baseline;
 
 impl Handler for Baseline {
-    async fn handle(self: Rc<Self>, _req: hyper::Request<Incoming>) -> HttpResponse {
+    async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
         let mut res = cove_core::Response::new();
-        res.json(Bytes::from_static(br#"{"status":"ok"}"#));
+        if req.uri().path() == "/hello" {
+            res.text(Bytes::from_static(b"Hello World!"));
+        } else {
+            res.json(Bytes::from_static(br#"{"message":"Hello, World!"}"#));
+        }
         to_http(res)
     }
 }

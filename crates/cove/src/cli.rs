@@ -22,7 +22,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve {"status":"ok"} with no script: the benchmark's HTTP baseline.
+    /// Serve `Hello World!` on /hello and a fixed JSON body elsewhere, with no script: the benchmark's HTTP baseline.
     #[command(hide = true)]
     Baseline(BaselineArgs),
 }

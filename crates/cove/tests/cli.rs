@@ -93,3 +93,16 @@ fn app_without_routes_exits_1() {
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("no routes"), "{}", r.stderr);
 }
+
+#[test]
+fn baseline_serves_the_benchmark_bodies_without_a_script() {
+    let s = crate::util::Server::baseline();
+    let hello = s.get("/hello");
+    assert_eq!((hello.status, hello.text().as_str()), (200, "Hello World!"));
+    assert_eq!(
+        hello.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    let json = s.get("/json");
+    assert_eq!(json.json(), serde_json::json!({"message": "Hello, World!"}));
+}

@@ -109,16 +109,28 @@ impl Server {
         if !extra.contains(&"--workers") {
             args.extend(["--workers", "2"]);
         }
-        let db_str = db.to_str().expect("utf-8 temp path");
+        let db_str = db.to_str().expect("utf-8 temp path").to_string();
         args.extend([
             "-p",
             "0",
             "-d",
-            db_str,
+            &db_str,
             app.to_str().expect("utf-8 app path"),
         ]);
+        Server::launch(&args, dir, db)
+    }
+
+    /// `cove baseline` (the benchmark's scriptless server) on one worker.
+    pub fn baseline() -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("unused.db");
+        Server::launch(&["baseline", "-p", "0", "--workers", "1"], dir, db)
+            .unwrap_or_else(|log| panic!("cove baseline did not start:\n{log}"))
+    }
+
+    fn launch(args: &[&str], dir: tempfile::TempDir, db: PathBuf) -> Result<Server, String> {
         let (tx, rx) = mpsc::channel();
-        let (mut child, log) = spawn_logged(&args, dir.path(), move |line| {
+        let (mut child, log) = spawn_logged(args, dir.path(), move |line| {
             if let Some(port) = port_of(line) {
                 let _ = tx.send(port);
             }
