@@ -1,19 +1,28 @@
-//! cove-bench: the Cove overhead benchmark (issue 2). See `bench/run --help`.
+//! cove-bench: Cove and its peers on the same machine. See `bench/run --help`.
 
+mod charts;
+mod instructions;
 mod machine;
+mod peers;
+mod plan;
 mod procstat;
+mod progress;
 mod report;
-mod rows;
+mod report_json;
 mod runner;
 mod servers;
 mod stats;
+mod summary;
+mod svg;
+mod targets;
+mod workloads;
 mod wrk;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use rows::selected;
+use progress::Progress;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -21,39 +30,61 @@ pub struct Config {
     pub seconds: u64,
     pub warmup: u64,
     pub connections: u32,
-    pub only: Option<String>,
+    /// Substrings of `table:server:workload@connections` ids; none = all.
+    pub only: Vec<String>,
+    /// Peer names to run (none = every installed peer).
+    pub peers: Vec<String>,
+    pub no_peers: bool,
+    pub skip_install: bool,
+    pub instructions: bool,
+    /// Requests per route in `--instructions` mode (the large run sends 10×).
+    pub instr_requests: u64,
     pub cove: PathBuf,
     pub app: PathBuf,
+    pub root: PathBuf,
     pub out_dir: PathBuf,
     pub server_core: u32,
     pub wrk_core: u32,
-    /// Redo a round when other processes used more than this % of a core.
+    /// Redo a run when other processes used more than this % of a core.
     pub noise_pct: f64,
     pub quick: bool,
 }
 
 const HELP: &str = "\
-cove-bench: Cove's overhead benchmark (run it through bench/run)
+cove-bench: Cove and its peers on the same machine (run it through bench/run)
 
-Starts `cove baseline` and `cove … bench/apps/hello/app.lua` (--workers 1,
-pinned to core 0), drives them with wrk (-t1 -c50, pinned to core 1) in
-interleaved rounds and reports req/s, p50/p99 and server CPU-µs per request
-relative to the baseline. Writes bench/results/latest.{md,json}.
+Installs the peer servers of bench/peers/ into bench/.peers/, starts Cove
+(its scriptless baseline, the Lua app of bench/apps/hello/) and every peer
+in its single-worker configuration pinned to core 0 (plus two-worker
+variants on both cores), checks every route's response, then drives them
+with wrk (-t1, pinned to core 1) in interleaved rounds. Reports req/s,
+p50/p99, server CPU-µs per request (whole process tree, from /proc), the
+CPU ratio to the raw baseline, memory and size. Writes bench/results/
+latest.md, latest.json and SVG charts; a full run (no --quick, no --only)
+also updates docs/benchmarks.md.
 
 Options:
-  --quick            3 rounds × 2 s (warm-up 1 s) instead of 5 × 5 s (2 s)
+  --quick            1 round × 2 s (warm-up 1 s) instead of 3 × 5 s (2 s)
   --rounds N         number of interleaved rounds
   --duration S       seconds per wrk run
-  --warmup S         warm-up seconds per route (0 = none)
-  --connections N    wrk connections (default 50)
-  --only NAME        only rows whose name, label or path contains NAME
-                     (names: baseline health greet echo insert select20)
+  --warmup S         warm-up seconds per measurement (0 = none)
+  --connections N    wrk connections (default 50; the sweep uses 1, 10, 50, 200)
+  --only PATTERN     only measurements whose id `table:server:workload@conns`
+                     contains PATTERN (repeatable). Tables: hello routing
+                     hull-http sqlite sweep multi. E.g. --only hello:
+                     --only :cove-lua: --only @200
+  --peers a,b        only these peers (names from bench/peers/*/peer.json)
+  --no-peers         Cove only
+  --skip-install     use bench/.peers as it is; do not run install scripts
+  --instructions     deterministic mode: user-space instructions per request
+                     of Cove's routes under valgrind (N and 10·N requests)
+  --requests N       N for --instructions (default 2000)
   --cove PATH        cove binary (default: next to cove-bench)
   --app PATH         Lua app (default: bench/apps/hello/app.lua)
   --out DIR          results directory (default: bench/results)
   -h, --help         this text";
 
-fn parse_args(args: &[String]) -> Result<Option<Config>> {
+pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let root = root.canonicalize().unwrap_or(root);
     let exe_dir = std::env::current_exe()?
@@ -61,14 +92,20 @@ fn parse_args(args: &[String]) -> Result<Option<Config>> {
         .map(PathBuf::from)
         .unwrap_or_default();
     let mut cfg = Config {
-        rounds: 5,
+        rounds: 3,
         seconds: 5,
         warmup: 2,
         connections: 50,
-        only: None,
+        only: Vec::new(),
+        peers: Vec::new(),
+        no_peers: false,
+        skip_install: false,
+        instructions: false,
+        instr_requests: 2000,
         cove: exe_dir.join("cove"),
         app: root.join("bench/apps/hello/app.lua"),
         out_dir: root.join("bench/results"),
+        root,
         server_core: 0,
         wrk_core: 1,
         noise_pct: 10.0,
@@ -93,19 +130,26 @@ fn parse_args(args: &[String]) -> Result<Option<Config>> {
             "--duration" => seconds = Some(number(value(a)?, a)?),
             "--warmup" => warmup = Some(number(value(a)?, a)?),
             "--connections" => cfg.connections = number(value(a)?, a)? as u32,
-            "--only" => cfg.only = Some(value(a)?),
+            "--only" => cfg.only.push(value(a)?),
+            "--peers" => cfg
+                .peers
+                .extend(value(a)?.split(',').map(|s| s.trim().to_string())),
+            "--no-peers" => cfg.no_peers = true,
+            "--skip-install" => cfg.skip_install = true,
+            "--instructions" => cfg.instructions = true,
+            "--requests" => cfg.instr_requests = number(value(a)?, a)?,
             "--cove" => cfg.cove = PathBuf::from(value(a)?),
             "--app" => cfg.app = PathBuf::from(value(a)?),
             "--out" => cfg.out_dir = PathBuf::from(value(a)?),
             other => bail!("unknown argument {other:?} (see --help)"),
         }
     }
-    let (r, s, w) = if cfg.quick { (3, 2, 1) } else { (5, 5, 2) };
+    let (r, s, w) = if cfg.quick { (1, 2, 1) } else { (3, 5, 2) };
     cfg.rounds = rounds.unwrap_or(r);
     cfg.seconds = seconds.unwrap_or(s);
     cfg.warmup = warmup.unwrap_or(w);
-    if cfg.rounds == 0 || cfg.seconds == 0 || cfg.connections == 0 {
-        bail!("--rounds, --duration and --connections must be at least 1");
+    if cfg.rounds == 0 || cfg.seconds == 0 || cfg.connections == 0 || cfg.instr_requests == 0 {
+        bail!("--rounds, --duration, --connections and --requests must be at least 1");
     }
     Ok(Some(cfg))
 }
@@ -123,21 +167,64 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if let Err(e) = run(&cfg) {
+    let result = if cfg.instructions {
+        run_instructions(&cfg)
+    } else {
+        run(&cfg)
+    };
+    if let Err(e) = result {
         servers::remove_scratch();
         eprintln!("cove-bench: {e:#}");
         std::process::exit(1);
     }
 }
 
-fn run(cfg: &Config) -> Result<()> {
-    let rows = selected(cfg.only.as_deref());
-    if rows.is_empty() {
-        bail!(
-            "--only {:?} matches no row",
-            cfg.only.as_deref().unwrap_or("")
-        );
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The servers of this run: Cove's, then every peer that installed.
+fn servers(cfg: &Config, p: &mut Progress) -> Result<(Vec<plan::ServerDef>, Vec<runner::Skipped>)> {
+    let mut defs = plan::cove_servers(cfg);
+    let mut skipped = Vec::new();
+    if cfg.no_peers {
+        return Ok((defs, skipped));
     }
+    let peers_dir = cfg.root.join("bench/peers");
+    let install_dir = cfg.root.join("bench/.peers");
+    let mut specs = peers::load_all(&peers_dir)?;
+    for want in &cfg.peers {
+        if !specs.iter().any(|s| &s.name == want) {
+            bail!("--peers: no peer named {want:?} in {}", peers_dir.display());
+        }
+    }
+    if !cfg.peers.is_empty() {
+        specs.retain(|s| cfg.peers.contains(&s.name));
+    }
+    let mut folders: Vec<String> = specs.iter().map(|s| s.folder.clone()).collect();
+    folders.dedup();
+    let failed: Vec<peers::Installed> = if cfg.skip_install {
+        Vec::new()
+    } else {
+        let done = peers::install_all(&peers_dir, &install_dir, &folders, &|m| p.show(m))?;
+        done.into_iter().filter(|i| !i.ok).collect()
+    };
+    for f in &failed {
+        p.note(&format!(
+            "peer folder {} not installed: {}",
+            f.folder, f.reason
+        ));
+    }
+    for spec in &specs {
+        match failed.iter().find(|f| f.folder == spec.folder) {
+            Some(f) => skipped.push((spec.name.clone(), f.reason.clone())),
+            None => defs.extend(plan::peer_servers(cfg, spec, &install_dir)),
+        }
+    }
+    Ok((defs, skipped))
+}
+
+fn run(cfg: &Config) -> Result<()> {
     if !cfg.cove.is_file() {
         bail!(
             "{} not found; build it with `cargo build --release -p cove`",
@@ -145,18 +232,73 @@ fn run(cfg: &Config) -> Result<()> {
         );
     }
     servers::install_signal_handler()?;
+    let mut p = Progress::new();
     let machine = machine::Machine::detect(cfg)?;
-    let results = runner::run(cfg, &rows, machine.clk_tck)?;
-    let md = report::markdown(cfg, &machine, &results);
-    let json = report::json(cfg, &machine, &results);
+    let (mut defs, skipped) = servers(cfg, &mut p)?;
+    for d in defs.iter_mut().filter(|d| d.version.is_empty()) {
+        d.version = machine.cove.clone();
+    }
+    let plan = plan::measurements(&defs, cfg.connections, &cfg.only);
+    if plan
+        .iter()
+        .all(|m| defs[m.server].kind == plan::Kind::Baseline)
+        && !cfg.only.is_empty()
+    {
+        bail!("--only {:?} matches no measurement", cfg.only);
+    }
+    let mut result = runner::run(cfg, defs, plan, machine.clk_tck, &mut p)?;
+    result.skipped.splice(0..0, skipped);
+    p.finish();
+    let md = report::markdown(cfg, &machine, &result);
     println!("{md}");
     std::fs::create_dir_all(&cfg.out_dir)?;
-    let md_path = cfg.out_dir.join("latest.md");
-    let json_path = cfg.out_dir.join("latest.json");
-    std::fs::write(&md_path, &md).with_context(|| format!("cannot write {}", md_path.display()))?;
-    std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")
-        .with_context(|| format!("cannot write {}", json_path.display()))?;
-    eprintln!("wrote {} and {}", md_path.display(), json_path.display());
+    write(&cfg.out_dir.join("latest.md"), &md)?;
+    let json = report_json::json(cfg, &machine, &result);
+    write(
+        &cfg.out_dir.join("latest.json"),
+        &(serde_json::to_string_pretty(&json)? + "\n"),
+    )?;
+    let charts = charts::write_all(&result, &cfg.out_dir)?;
+    eprintln!(
+        "wrote {}/latest.md, latest.json and {charts} charts",
+        cfg.out_dir.display()
+    );
+    if !cfg.quick && cfg.only.is_empty() && cfg.peers.is_empty() && !cfg.no_peers {
+        let docs = cfg.root.join("docs/benchmarks.md");
+        charts::update_docs(&docs, &md)?;
+        eprintln!("updated {}", docs.display());
+    }
+    Ok(())
+}
+
+fn run_instructions(cfg: &Config) -> Result<()> {
+    if !cfg.cove.is_file() {
+        bail!(
+            "{} not found; build it with `cargo build --release -p cove`",
+            cfg.cove.display()
+        );
+    }
+    servers::install_signal_handler()?;
+    let p = Progress::new();
+    let routes: Vec<instructions::Route> = ["health", "greet", "echo", "insert", "select20"]
+        .iter()
+        .filter_map(|n| workloads::workload(n))
+        .map(|w| instructions::Route {
+            name: w.name.to_string(),
+            method: w.method.to_string(),
+            path: w.path.to_string(),
+            body: w.body.map(String::from),
+        })
+        .collect();
+    let counts = instructions::measure(&cfg.cove, &cfg.app, &routes, cfg.instr_requests, &|m| {
+        p.show(m)
+    })?;
+    p.finish();
+    let md = instructions::markdown(&counts);
+    println!("{md}");
+    std::fs::create_dir_all(&cfg.out_dir)?;
+    write(&cfg.out_dir.join("instructions.md"), &md)?;
+    eprintln!("wrote {}/instructions.md", cfg.out_dir.display());
     Ok(())
 }
 
@@ -173,7 +315,7 @@ mod tests {
         let c = parse_args(&[]).unwrap().unwrap();
         assert_eq!(
             (c.rounds, c.seconds, c.warmup, c.connections),
-            (5, 5, 2, 50)
+            (3, 5, 2, 50)
         );
         let q = parse_args(&args("--quick --rounds 4")).unwrap().unwrap();
         assert_eq!((q.rounds, q.seconds, q.warmup), (4, 2, 1));
@@ -181,5 +323,22 @@ mod tests {
         assert!(parse_args(&args("--bogus")).is_err());
         assert!(parse_args(&args("--rounds")).is_err());
         assert!(parse_args(&args("--rounds 0")).is_err());
+    }
+
+    #[test]
+    fn repeatable_filters() {
+        let c = parse_args(&args(
+            "--only hello: --only @200 --peers bun,go --skip-install",
+        ))
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.only, ["hello:", "@200"]);
+        assert_eq!(c.peers, ["bun", "go"]);
+        assert!(c.skip_install);
+        let i = parse_args(&args("--instructions --requests 100"))
+            .unwrap()
+            .unwrap();
+        assert!(i.instructions);
+        assert_eq!(i.instr_requests, 100);
     }
 }

@@ -10,6 +10,7 @@ use anyhow::{anyhow, bail, Context, Result};
 pub struct PidStat {
     pub comm: String,
     pub state: char,
+    pub ppid: u32,
     pub utime: u64,
     pub stime: u64,
     /// CPU of waited-for children (wrk, once reaped).
@@ -53,6 +54,7 @@ pub fn parse_pid_stat(line: &str) -> Result<PidStat> {
     Ok(PidStat {
         comm,
         state: rest[0].chars().next().unwrap_or('?'),
+        ppid: field(1)? as u32,
         utime: field(11)?,
         stime: field(12)?,
         cutime: field(13)?,
@@ -65,6 +67,67 @@ pub fn read_pid(pid: &str) -> Result<PidStat> {
     let path = format!("/proc/{pid}/stat");
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
     parse_pid_stat(text.trim_end())
+}
+
+/// `pid` and every process descended from it.
+pub fn tree(pid: u32) -> Vec<u32> {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.filter_map(|e| e.ok()) {
+            let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            if let Ok(st) = read_pid(&p.to_string()) {
+                parents.push((p, st.ppid));
+            }
+        }
+    }
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() {
+        let parent = out[i];
+        out.extend(
+            parents
+                .iter()
+                .filter(|&&(_, pp)| pp == parent)
+                .map(|&(p, _)| p),
+        );
+        i += 1;
+    }
+    out
+}
+
+/// utime+stime of a process tree (children that already exited and were
+/// reaped count through their parent's cutime/cstime).
+pub fn tree_ticks(pid: u32) -> u64 {
+    tree(pid)
+        .iter()
+        .filter_map(|p| read_pid(&p.to_string()).ok())
+        .map(|s| if s.state == 'Z' { 0 } else { s.with_children() })
+        .sum()
+}
+
+/// Resident memory of a process tree in KiB: (current VmRSS, peak VmHWM).
+pub fn tree_rss_kib(pid: u32) -> (u64, u64) {
+    let mut total = (0, 0);
+    for p in tree(pid) {
+        let text = std::fs::read_to_string(format!("/proc/{p}/status")).unwrap_or_default();
+        let (rss, hwm) = parse_status_rss(&text);
+        total.0 += rss;
+        total.1 += hwm;
+    }
+    total
+}
+
+/// VmRSS and VmHWM (KiB) from /proc/<pid>/status text.
+pub fn parse_status_rss(text: &str) -> (u64, u64) {
+    let kib = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (kib("VmRSS:"), kib("VmHWM:"))
 }
 
 /// Machine-wide ticks from the first (`cpu `) line of /proc/stat.
@@ -130,6 +193,7 @@ mod tests {
         let s = parse_pid_stat(line).unwrap();
         assert_eq!(s.comm, "cove");
         assert_eq!(s.state, 'S');
+        assert_eq!(s.ppid, 1);
         assert_eq!((s.utime, s.stime, s.cutime, s.cstime), (146, 162, 7, 9));
         assert_eq!(s.own(), 308);
         assert_eq!(s.with_children(), 324);
@@ -167,6 +231,20 @@ mod tests {
         assert_eq!(t.busy, 18402 + 3 + 4884 + 5 + 156);
         assert_eq!((t.idle, t.iowait, t.steal), (169048, 640, 66));
         assert!(parse_proc_stat("cpu0 1 2 3\n").is_err());
+    }
+
+    #[test]
+    fn status_memory_fields() {
+        let text = "Name:\tcove\nVmHWM:\t   10240 kB\nVmRSS:\t    8192 kB\n";
+        assert_eq!(parse_status_rss(text), (8192, 10240));
+        assert_eq!(parse_status_rss(""), (0, 0));
+    }
+
+    #[test]
+    fn the_harness_is_in_its_own_tree() {
+        let me = std::process::id();
+        assert_eq!(tree(me)[0], me);
+        assert!(tree_rss_kib(me).0 > 0);
     }
 
     #[test]

@@ -1,67 +1,13 @@
-//! The result table (markdown) and the raw per-round numbers (JSON).
-
-use serde_json::{json, Value};
+//! The markdown report: targets, one section per table, memory and size,
+//! what was skipped, and notes on noise and errors.
 
 use crate::machine::Machine;
-use crate::runner::{RowResult, Run, Sample};
-use crate::stats::{median, summarize, Summary};
+use crate::plan::{Kind, ServerDef};
+use crate::runner::{Cell, Run};
+use crate::summary::{speed_factors, summarize_cell, CellSummary};
+use crate::targets::{self, Verdict};
+use crate::workloads::{Table, Workload, TABLES};
 use crate::Config;
-
-/// The numbers of one table row.
-#[derive(Debug, Clone, Default)]
-pub struct RowSummary {
-    pub rps: Option<Summary>,
-    pub p50_ms: Option<f64>,
-    pub p99_ms: Option<f64>,
-    pub cpu_us: Option<Summary>,
-    /// Per round: route CPU-µs/req ÷ baseline CPU-µs/req of the same round.
-    pub ratio: Option<Summary>,
-    pub errors: u64,
-    pub verdict: String,
-}
-
-fn series(samples: &[Sample], f: impl Fn(&Sample) -> Option<f64>) -> Vec<f64> {
-    samples.iter().filter_map(f).collect()
-}
-
-pub fn summarize_row(r: &RowResult, baseline: Option<&RowResult>) -> RowSummary {
-    let s = &r.samples;
-    let ratios: Vec<f64> = match baseline {
-        Some(b) => s
-            .iter()
-            .filter_map(|x| {
-                let base = b.samples.iter().find(|y| y.round == x.round)?;
-                Some(x.cpu_us_per_req / base.cpu_us_per_req)
-            })
-            .collect(),
-        None => Vec::new(),
-    };
-    let ratio = summarize(&ratios);
-    let errors = s
-        .iter()
-        .map(|x| x.wrk.non_2xx + x.wrk.socket_errors.total())
-        .sum();
-    let is_baseline = r.row.srv == crate::rows::Srv::Baseline;
-    let mut verdict = match (r.row.target, ratio) {
-        (None, _) if is_baseline => "— (denominator)".to_string(),
-        (None, _) => "— (reference)".to_string(),
-        (Some(_), None) => "n/a (no baseline in this run)".to_string(),
-        (Some(t), Some(q)) if q.median <= t => "pass".to_string(),
-        (Some(_), Some(_)) => "**miss**".to_string(),
-    };
-    if errors > 0 {
-        verdict.push_str(" (errors!)");
-    }
-    RowSummary {
-        rps: summarize(&series(s, |x| Some(x.wrk.req_per_sec))),
-        p50_ms: median(&series(s, |x| x.wrk.percentile(50.0))),
-        p99_ms: median(&series(s, |x| x.wrk.percentile(99.0))),
-        cpu_us: summarize(&series(s, |x| Some(x.cpu_us_per_req))),
-        ratio,
-        errors,
-        verdict,
-    }
-}
 
 /// 123456.7 → "123,457".
 pub fn thousands(v: f64) -> String {
@@ -76,187 +22,316 @@ pub fn thousands(v: f64) -> String {
     out
 }
 
-fn ms(v: Option<f64>) -> String {
+pub fn ms(v: Option<f64>) -> String {
     v.map_or("–".into(), |v| format!("{v:.2} ms"))
 }
 
-fn baseline_of(results: &[RowResult]) -> Option<&RowResult> {
-    results
-        .iter()
-        .find(|r| r.row.srv == crate::rows::Srv::Baseline)
+/// 8_500_000 bytes → "8.1 MiB"; KiB counts go through `kib`.
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / 1024.0 / 1024.0)
 }
 
-pub fn markdown(cfg: &Config, m: &Machine, run: &Run) -> String {
-    let results = &run.rows;
+/// The server's name in tables: Cove's rows in bold, worker count when > 1.
+pub fn server_name(s: &ServerDef) -> String {
+    let workers = if s.workers > 1 {
+        format!(" ({} workers)", s.workers)
+    } else {
+        String::new()
+    };
+    if s.kind == Kind::Peer {
+        format!("{}{workers}", s.label)
+    } else {
+        format!("**{}**{workers}", s.label)
+    }
+}
+
+/// The cells of one (table, workload, connections) group, fastest first.
+pub fn group<'a>(
+    run: &'a Run,
+    table: Table,
+    w: &Workload,
+    connections: Option<u32>,
+) -> Vec<(&'a Cell, CellSummary)> {
+    let mut cells: Vec<(&Cell, CellSummary)> = run
+        .cells
+        .iter()
+        .filter(|c| c.m.table == table && c.m.workload.name == w.name)
+        .filter(|c| connections.is_none_or(|n| c.m.connections == n))
+        .map(|c| (c, summarize_cell(run, c)))
+        .collect();
+    cells.sort_by(|a, b| {
+        let r = |s: &CellSummary| s.rps.map_or(0.0, |q| q.median);
+        r(&b.1).total_cmp(&r(&a.1))
+    });
+    cells
+}
+
+fn header(cfg: &Config, m: &Machine) -> String {
     let mut out = String::from("# Cove benchmark: latest run\n\n");
     out += &format!(
         "- date: {}; git {}; `{}`; {}\n- machine: {} × {} (nproc {}), {}, kernel {}, {}; CLK_TCK {}\n",
         m.date, m.git, m.cove, m.wrk, m.nproc, m.cpu_model, m.nproc, m.os, m.kernel, m.memory, m.clk_tck
     );
     out += &format!(
-        "- method: each server runs `--workers 1` pinned to core {}; `wrk -t1 -c{} --latency --timeout 2s` \
-         pinned to core {}; {} s warm-up per route, then {} interleaved rounds × {} s{}. \
-         CPU-µs/req = Δ(utime+stime) of the server process ÷ requests wrk reports; the ratio is the median \
-         over rounds of (route ÷ baseline, same round). Medians with (min–max) over rounds; p50/p99 are medians \
-         of the per-round wrk percentiles.\n\n",
-        cfg.server_core,
-        cfg.connections,
-        cfg.wrk_core,
-        cfg.warmup,
-        cfg.rounds,
-        cfg.seconds,
-        if cfg.quick { " (`--quick`)" } else { "" }
+        "- method: every server is started once, in its single-worker configuration (one process, one \
+         serving thread), pinned to core {core}; the multi-worker rows use cores {core} and {wrk} with two \
+         workers. `wrk -t1 -c{c} --latency --timeout 2s` runs pinned to core {wrk}. Each measurement gets a \
+         {warm} s warm-up, then {rounds} interleaved rounds × {secs} s (every measurement once per round){quick}. \
+         CPU-µs/req = Δ(utime+stime) of the server's whole process tree ÷ the requests wrk reports. The CPU \
+         ratio is the median over rounds of (cell ÷ baseline in the same round), against Cove's scriptless \
+         hyper server: its `/hello` for text routes, its JSON route for the rest. Speed factor = req/s ÷ the \
+         slowest server's req/s in the same table. Medians with (min–max) over rounds; p50/p99 are medians of \
+         the per-round wrk percentiles. A run during which other processes used more than {noise:.0}% of a \
+         core is redone.\n\n",
+        core = cfg.server_core,
+        wrk = cfg.wrk_core,
+        c = cfg.connections,
+        warm = cfg.warmup,
+        rounds = cfg.rounds,
+        secs = cfg.seconds,
+        quick = if cfg.quick { " (`--quick`)" } else { "" },
+        noise = cfg.noise_pct,
     );
-    out += "| route | req/s median (min–max) | p50 | p99 | CPU-µs/req median (min–max) | CPU ratio vs baseline | target | Hull ref | verdict |\n";
-    out += "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
-    let base = baseline_of(results);
-    for r in results {
-        let s = summarize_row(r, base);
-        let rps = s.rps.map_or("–".into(), |q| {
-            format!(
-                "{} ({}–{})",
-                thousands(q.median),
-                thousands(q.min),
-                thousands(q.max)
-            )
-        });
+    out
+}
+
+fn rps_cell(s: &CellSummary) -> String {
+    s.rps.map_or("–".into(), |q| {
+        format!(
+            "{} ({}–{})",
+            thousands(q.median),
+            thousands(q.min),
+            thousands(q.max)
+        )
+    })
+}
+
+fn ratio_cell(server: &ServerDef, s: &CellSummary) -> String {
+    match s.ratio {
+        _ if server.kind == Kind::Baseline => "1.00×".to_string(),
+        Some(q) => format!("{:.2}× ({:.2}–{:.2})", q.median, q.min, q.max),
+        None => "–".to_string(),
+    }
+}
+
+/// One workload's table: servers fastest first.
+fn workload_table(run: &Run, table: Table, w: &Workload, chart: &str) -> String {
+    let cells = group(run, table, w, None);
+    if cells.is_empty() {
+        return String::new();
+    }
+    let rows_col = w.rows.is_some();
+    let mut out = format!("### `{}`\n\n![{}]({chart})\n\n", w.label(), w.label());
+    out += "| server | req/s median (min–max) | speed factor | p50 | p99 | CPU-µs/req | CPU vs baseline |";
+    out += if rows_col { " rows/s |\n" } else { "\n" };
+    out += "|---|---:|---:|---:|---:|---:|---:|";
+    out += if rows_col { "---:|\n" } else { "\n" };
+    let factors = speed_factors(
+        &cells
+            .iter()
+            .map(|(_, s)| s.rps.map(|q| q.median))
+            .collect::<Vec<_>>(),
+    );
+    for ((c, s), f) in cells.iter().zip(factors) {
+        let server = &run.servers[c.m.server];
         let cpu = s.cpu_us.map_or("–".into(), |q| {
             format!("{:.1} ({:.1}–{:.1})", q.median, q.min, q.max)
         });
-        let ratio = match s.ratio {
-            _ if r.row.srv == crate::rows::Srv::Baseline => "1.00×".to_string(),
-            Some(q) => format!("{:.2}× ({:.2}–{:.2})", q.median, q.min, q.max),
-            None => "–".to_string(),
-        };
-        let target = r.row.target.map_or("—".into(), |t| format!("≤ {t:.2}×"));
         out += &format!(
-            "| `{} {}` {} | {rps} | {} | {} | {cpu} | {ratio} | {target} | {} | {} |\n",
-            r.row.method,
-            r.row.path,
-            r.row.route,
+            "| {} | {} | {} | {} | {} | {cpu} | {} |",
+            server_name(server),
+            rps_cell(s),
+            f.map_or("–".into(), |f| format!("{f:.2}×")),
             ms(s.p50_ms),
             ms(s.p99_ms),
-            r.row.hull_ref,
-            s.verdict
+            ratio_cell(server, s),
+        );
+        if rows_col {
+            out += &format!(" {} |", s.rows_per_s.map_or("–".into(), thousands));
+        }
+        out += "\n";
+    }
+    out + "\n"
+}
+
+/// The sweep: one row per server, req/s · p50 · p99 per connection count.
+fn sweep_table(run: &Run) -> String {
+    let Some(w) = Table::Sweep.workloads().first().copied() else {
+        return String::new();
+    };
+    let counts: Vec<u32> = Table::Sweep
+        .connections()
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
+    let mut servers: Vec<usize> = run
+        .cells
+        .iter()
+        .filter(|c| c.m.table == Table::Sweep)
+        .map(|c| c.m.server)
+        .collect();
+    servers.dedup();
+    if servers.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "`{}`; each cell: req/s · p50 · p99.\n\n![p50 vs concurrency](sweep-p50.svg)\n![p99 vs concurrency](sweep-p99.svg)\n\n| server |",
+        w.label()
+    );
+    for c in &counts {
+        out += &format!(" C = {c} |");
+    }
+    out += "\n|---|";
+    out += &"---:|".repeat(counts.len());
+    out += "\n";
+    for i in servers {
+        out += &format!("| {} |", server_name(&run.servers[i]));
+        for &c in &counts {
+            let cell = run
+                .cells
+                .iter()
+                .find(|x| x.m.table == Table::Sweep && x.m.server == i && x.m.connections == c);
+            let text = cell.map_or("–".into(), |x| {
+                let s = summarize_cell(run, x);
+                format!(
+                    "{} · {} · {}",
+                    s.rps.map_or("–".into(), |q| thousands(q.median)),
+                    ms(s.p50_ms),
+                    ms(s.p99_ms)
+                )
+            });
+            out += &format!(" {text} |");
+        }
+        out += "\n";
+    }
+    out + "\n"
+}
+
+fn memory_table(run: &Run) -> String {
+    let mut out = String::from(
+        "| server | version | idle RSS | peak RSS during the run | binary / install size | note |\n\
+         |---|---|---:|---:|---:|---|\n",
+    );
+    for s in &run.servers {
+        let Some(mem) = run.memory.get(&s.key) else {
+            continue;
+        };
+        out += &format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            server_name(s),
+            if s.version.is_empty() {
+                "–"
+            } else {
+                &s.version
+            },
+            mib(mem.idle_kib * 1024),
+            mib(mem.peak_kib * 1024),
+            s.size.map_or("–".into(), mib),
+            s.note.as_deref().unwrap_or("")
         );
     }
+    out + "\n"
+}
+
+/// The chart file of a table section, relative to the report.
+pub fn chart_name(table: Table, w: &Workload) -> String {
+    format!("{}-{}.svg", table.key(), w.name)
+}
+
+pub fn markdown(cfg: &Config, m: &Machine, run: &Run) -> String {
+    let mut out = header(cfg, m);
+    out += "## Targets\n\n| target | measured | verdict |\n|---|---|---|\n";
+    for t in targets::evaluate(run) {
+        let verdict = match t.verdict {
+            Verdict::Pass => "pass",
+            Verdict::Miss => "**miss**",
+            Verdict::NotRun => "not measured",
+        };
+        out += &format!("| {} | {} | {verdict} |\n", t.what, t.measured);
+    }
+    out += "\n";
+    for (n, table) in TABLES.iter().enumerate() {
+        if !run.cells.iter().any(|c| c.m.table == *table) {
+            continue;
+        }
+        out += &format!("## {}. {}\n\n", n + 1, table.title());
+        if *table == Table::Sweep {
+            out += &sweep_table(run);
+            continue;
+        }
+        for w in table.workloads() {
+            out += &workload_table(run, *table, w, &chart_name(*table, w));
+        }
+    }
+    out += &format!("## {}. Memory and size\n\n", TABLES.len() + 1);
+    out += &memory_table(run);
+    if !run.skipped.is_empty() {
+        out += "## Not measured\n\n| what | why |\n|---|---|\n";
+        for (what, why) in &run.skipped {
+            out += &format!(
+                "| {what} | {} |\n",
+                why.replace('\n', " ").replace('|', "\\|")
+            );
+        }
+        out += "\n";
+    }
+    out += "## Notes\n\n";
+    for n in notes(cfg, run) {
+        out += &format!("- {n}\n");
+    }
+    out
+}
+
+fn notes(cfg: &Config, run: &Run) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(bg) = run.background_pct {
         notes.push(format!(
             "before the warm-up, with the servers idle, other processes used {bg:.0}% of a core"
         ));
     }
-    for r in results {
-        let list = |v: &[&Sample]| {
+    for c in &run.cells {
+        let id = c.m.id(&run.servers);
+        let rounds = |v: Vec<&crate::runner::Sample>| {
             v.iter()
                 .map(|s| format!("{} ({:.0}%)", s.round, s.other_cpu_pct))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let redone: Vec<&Sample> = r.discarded.iter().collect();
-        if !redone.is_empty() {
+        if !c.discarded.is_empty() {
             notes.push(format!(
-                "{}: other processes used more than {:.0}% of a core in round(s) {}; each was redone once",
-                r.row.name,
+                "{id}: other processes used more than {:.0}% of a core in round(s) {}; each was redone once",
                 cfg.noise_pct,
-                list(&redone)
+                rounds(c.discarded.iter().collect())
             ));
         }
-        let noisy: Vec<&Sample> = r
+        let noisy: Vec<_> = c
             .samples
             .iter()
             .filter(|s| s.other_cpu_pct > cfg.noise_pct)
             .collect();
         if !noisy.is_empty() {
             notes.push(format!(
-                "{}: still noisy after the redo, kept: round(s) {}",
-                r.row.name,
-                list(&noisy)
+                "{id}: still noisy after the redo, kept: round(s) {}",
+                rounds(noisy)
             ));
         }
-        for s in r
-            .samples
-            .iter()
-            .filter(|s| s.wrk.non_2xx + s.wrk.socket_errors.total() > 0)
-        {
-            let e = s.wrk.socket_errors;
-            notes.push(format!(
-                "{} round {}: {} non-2xx/3xx responses; socket errors connect {}, read {}, write {}, timeout {}",
-                r.row.name, s.round, s.wrk.non_2xx, e.connect, e.read, e.write, e.timeout
-            ));
+        let errors = summarize_cell(run, c).errors;
+        if errors > 0 {
+            notes.push(format!("{id}: {errors} errors (socket errors, or non-2xx responses where none are expected)"));
         }
-    }
-    if base.is_none() {
-        notes.push("the baseline row was not run (`--only`), so there are no ratios".into());
     }
     notes.push(
         "one wrk thread on one core saturates around 115–125k req/s on the reference machine, so the \
-         baseline's req/s can be wrk-bound: compare routes by CPU-µs/req"
+         fastest servers' req/s can be wrk-bound: compare them by CPU-µs/req"
             .into(),
     );
-    out += "\nNotes:\n";
-    for n in notes {
-        out += &format!("- {n}\n");
-    }
-    out
-}
-
-fn sample_json(s: &Sample) -> Value {
-    let pct: serde_json::Map<String, Value> = s
-        .wrk
-        .percentiles
-        .iter()
-        .map(|(p, v)| (format!("{p}"), json!(v)))
-        .collect();
-    let e = s.wrk.socket_errors;
-    json!({
-        "round": s.round, "requests": s.wrk.requests, "duration_s": s.wrk.duration_s,
-        "req_per_sec": s.wrk.req_per_sec, "latency_avg_ms": s.wrk.latency_avg_ms,
-        "latency_percentiles_ms": pct, "non_2xx": s.wrk.non_2xx,
-        "socket_errors": {"connect": e.connect, "read": e.read, "write": e.write, "timeout": e.timeout},
-        "server_cpu_ticks": s.server_ticks, "cpu_us_per_req": s.cpu_us_per_req,
-        "other_cpu_pct_of_core": s.other_cpu_pct, "wall_s": s.wall_s,
-    })
-}
-
-fn summary_json(s: Option<Summary>) -> Value {
-    s.map_or(
-        Value::Null,
-        |q| json!({"median": q.median, "min": q.min, "max": q.max}),
-    )
-}
-
-pub fn json(cfg: &Config, m: &Machine, run: &Run) -> Value {
-    let results = &run.rows;
-    let base = baseline_of(results);
-    let rows: Vec<Value> = results
-        .iter()
-        .map(|r| {
-            let s = summarize_row(r, base);
-            json!({
-                "name": r.row.name, "route": r.row.route, "method": r.row.method, "path": r.row.path,
-                "target_ratio": r.row.target, "hull_ref_ratio": r.row.hull_ref,
-                "summary": {
-                    "req_per_sec": summary_json(s.rps), "p50_ms": s.p50_ms, "p99_ms": s.p99_ms,
-                    "cpu_us_per_req": summary_json(s.cpu_us), "cpu_ratio_vs_baseline": summary_json(s.ratio),
-                    "errors": s.errors, "verdict": s.verdict,
-                },
-                "rounds": r.samples.iter().map(sample_json).collect::<Vec<_>>(),
-                "discarded": r.discarded.iter().map(sample_json).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    json!({
-        "machine": m.json(),
-        "background_other_cpu_pct_of_core": run.background_pct,
-        "config": {
-            "rounds": cfg.rounds, "seconds": cfg.seconds, "warmup_s": cfg.warmup,
-            "connections": cfg.connections, "wrk_threads": 1, "server_core": cfg.server_core,
-            "wrk_core": cfg.wrk_core, "workers": 1, "noise_pct_of_core": cfg.noise_pct,
-            "quick": cfg.quick, "only": cfg.only,
-        },
-        "rows": rows,
-    })
+    notes.push(
+        "the multi-worker rows share core 1 with wrk (the machine has two cores), so they show how a \
+         server spreads over cores, not its peak throughput"
+            .into(),
+    );
+    notes
 }
 
 #[cfg(test)]

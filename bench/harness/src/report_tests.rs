@@ -1,22 +1,18 @@
+use std::collections::BTreeMap;
+
 use super::*;
-use crate::rows::ROWS;
+use crate::peers::PeerSpec;
+use crate::plan::{cove_servers, peer_servers, Measurement};
+use crate::runner::{Memory, Sample};
+use crate::workloads::{workload, Group};
 use crate::wrk::WrkResult;
 
 fn cfg() -> Config {
-    Config {
-        rounds: 3,
-        seconds: 2,
-        warmup: 1,
-        connections: 50,
-        only: None,
-        cove: "target/release/cove".into(),
-        app: "bench/apps/hello/app.lua".into(),
-        out_dir: "bench/results".into(),
-        server_core: 0,
-        wrk_core: 1,
-        noise_pct: 10.0,
-        quick: true,
-    }
+    let mut c = crate::parse_args(&["--quick".to_string()])
+        .unwrap()
+        .unwrap();
+    c.cove = "/nonexistent/cove".into();
+    c
 }
 
 fn sample(round: usize, rps: f64, cpu: f64) -> Sample {
@@ -42,37 +38,87 @@ fn sample(round: usize, rps: f64, cpu: f64) -> Sample {
     }
 }
 
-fn results() -> Run {
-    let base = RowResult {
-        row: &ROWS[0],
-        samples: vec![
-            sample(1, 110_000.0, 8.0),
-            sample(2, 120_000.0, 10.0),
-            sample(3, 100_000.0, 9.0),
-        ],
+fn cell(table: Table, server: usize, w: &str, samples: Vec<Sample>) -> Cell {
+    Cell {
+        m: Measurement {
+            table,
+            server,
+            workload: workload(w).unwrap(),
+            connections: 50,
+        },
+        samples,
         discarded: vec![],
+    }
+}
+
+/// Servers: 0 baseline, 1 cove-lua, 2 nogroup, 3 cove-lua-2w, 4 bun, 5 bun-2w.
+fn run() -> Run {
+    let c = cfg();
+    let mut servers = cove_servers(&c);
+    let bun = PeerSpec {
+        name: "bun".into(),
+        label: "Bun".into(),
+        folder: "bun".into(),
+        groups: vec![Group::Http, Group::Sqlite],
+        cmd: vec!["bun".into()],
+        env: vec![],
+        workers_env: Some("WORKERS".into()),
+        version: vec![],
+        size: vec![],
+        note: Some("from npm".into()),
     };
+    servers.extend(peer_servers(&c, &bun, std::path::Path::new("/tmp")));
     let mut noisy = sample(2, 50_000.0, 30.0);
     noisy.other_cpu_pct = 40.0;
-    let health = RowResult {
-        row: &ROWS[1],
-        samples: vec![
-            sample(1, 100_000.0, 8.8),
-            sample(2, 95_000.0, 12.0),
-            sample(3, 98_000.0, 9.9),
-        ],
-        discarded: vec![noisy],
-    };
-    let mut bad = sample(1, 20_000.0, 40.0);
-    bad.wrk.non_2xx = 7;
-    let insert = RowResult {
-        row: &ROWS[4],
-        samples: vec![bad, sample(2, 21_000.0, 25.0), sample(3, 19_000.0, 27.0)],
-        discarded: vec![],
-    };
+    let mut errors = sample(1, 20_000.0, 20.0);
+    errors.wrk.non_2xx = 7;
+    let cells = vec![
+        cell(
+            Table::Hello,
+            0,
+            "json",
+            vec![sample(1, 110_000.0, 8.0), sample(2, 120_000.0, 10.0)],
+        ),
+        cell(
+            Table::Hello,
+            1,
+            "json",
+            vec![sample(1, 90_000.0, 12.0), sample(2, 80_000.0, 13.0)],
+        ),
+        cell(
+            Table::Hello,
+            4,
+            "json",
+            vec![sample(1, 45_000.0, 11.0), noisy],
+        ),
+        cell(
+            Table::HullHttp,
+            1,
+            "insert",
+            vec![sample(1, 60_000.0, 16.0)],
+        ),
+        cell(
+            Table::HullHttp,
+            4,
+            "insert",
+            vec![sample(1, 30_000.0, 20.0)],
+        ),
+        cell(Table::Sqlite, 4, "write-batch", vec![errors]),
+    ];
+    let mut memory = BTreeMap::new();
+    memory.insert(
+        "cove-lua".to_string(),
+        Memory {
+            idle_kib: 6_000,
+            peak_kib: 20_000,
+        },
+    );
     Run {
-        rows: vec![base, health, insert],
-        background_pct: Some(3.0),
+        servers,
+        cells,
+        memory,
+        skipped: vec![("deno".into(), "install failed: npm error 404".into())],
+        background_pct: Some(2.0),
     }
 }
 
@@ -80,63 +126,54 @@ fn results() -> Run {
 fn thousands_separators() {
     assert_eq!(thousands(0.0), "0");
     assert_eq!(thousands(999.4), "999");
-    assert_eq!(thousands(1000.0), "1,000");
-    assert_eq!(thousands(123_456.7), "123,457");
-    assert_eq!(thousands(1_234_567.0), "1,234,567");
+    assert_eq!(thousands(1234.0), "1,234");
+    assert_eq!(thousands(115_567.4), "115,567");
+    assert_eq!(thousands(1_000_000.0), "1,000,000");
 }
 
 #[test]
-fn ratios_are_per_round() {
-    let r = results().rows;
-    let s = summarize_row(&r[1], Some(&r[0]));
-    let q = s.ratio.unwrap();
-    // 8.8/8 = 1.1, 12/10 = 1.2, 9.9/9 = 1.1
-    assert!((q.median - 1.1).abs() < 1e-9);
-    assert!((q.max - 1.2).abs() < 1e-9);
-    assert_eq!(s.verdict, "pass");
-    assert_eq!(s.p99_ms, Some(3.0));
-    assert_eq!(s.rps.unwrap().median, 98_000.0);
-    let i = summarize_row(&r[2], Some(&r[0]));
-    assert_eq!(i.verdict, "**miss** (errors!)");
-    assert_eq!(i.errors, 7);
-    assert_eq!(
-        summarize_row(&r[1], None).verdict,
-        "n/a (no baseline in this run)"
+fn tables_with_speed_factor_and_ratio() {
+    let md = markdown(&cfg(), &Machine::default(), &run());
+    assert!(md.contains("## 1. Plaintext and JSON"), "{md}");
+    assert!(md.contains("![GET /json](hello-json.svg)"));
+    // Fastest first; the speed factor is relative to the slowest (Bun, 47,500).
+    let base =
+        md.find("| **Cove baseline: raw hyper, no script** | 115,000 (110,000–120,000) | 2.42× |");
+    let lua = md.find("| **Cove (Lua)** | 85,000 (80,000–90,000) | 1.79× |");
+    let bun = md.find("| Bun | 47,500 (45,000–50,000) | 1.00× |");
+    assert!(base.is_some() && lua.is_some() && bun.is_some(), "{md}");
+    assert!(base < lua && lua < bun);
+    // Per-round ratios 12/8 and 13/10 → median 1.40.
+    assert!(md.contains("| 1.40× (1.30–1.50) |"), "{md}");
+    // rows/s for the batch: 10 rows × 20,000 req/s.
+    assert!(md.contains("| 200,000 |"), "{md}");
+}
+
+#[test]
+fn targets_memory_skips_and_notes() {
+    let md = markdown(&cfg(), &Machine::default(), &run());
+    assert!(
+        md.contains("| Cove Lua `json` (hello) CPU/request ≤ 1.15× raw hyper | 1.40× | **miss** |"),
+        "{md}"
     );
+    assert!(md.contains("| Cove SQLite insert (`GET /`) req/s ≥ 1.5× Bun + bun:sqlite | 2.00× (60,000 vs 30,000) | pass |"));
+    assert!(md.contains("| Cove idle RSS ≤ 10 MB | 5.9 MiB | pass |"));
+    assert!(md.contains("| Cove Lua `/hello` p99 ≤ 2 ms at C = 200 | – | not measured |"));
+    assert!(md.contains("| deno | install failed: npm error 404 |"));
+    assert!(md.contains("hello:bun:json@50: still noisy after the redo, kept: round(s) 2 (40%)"));
+    assert!(md.contains("sqlite:bun:write-batch@50: 7 errors"));
+    assert!(md.contains("| **Cove (Lua)** | "), "{md}");
 }
 
 #[test]
-fn markdown_table() {
-    let md = markdown(&cfg(), &Machine::default(), &results());
-    let lines: Vec<&str> = md.lines().collect();
-    let header = lines
-        .iter()
-        .position(|l| l.starts_with("| route |"))
-        .unwrap();
-    assert!(lines[header + 1].starts_with("|---|"));
-    assert!(lines[header + 2].starts_with("| `GET /` baseline: raw hyper, no script | 110,000 (100,000–120,000) | 0.40 ms | 3.00 ms | 9.0 (8.0–10.0) | 1.00× | — | — | — (denominator) |"));
-    assert!(lines[header + 3].contains("| 1.10× (1.10–1.20) | ≤ 1.15× | 1.45× | pass |"));
-    assert!(lines[header + 4].contains("≤ 2.00× | 5× | **miss** (errors!) |"));
-    for l in &lines[header..header + 5] {
-        assert_eq!(l.matches('|').count(), 10, "{l}");
-    }
-    assert!(md.contains(
-        "health: other processes used more than 10% of a core in round(s) 2 (40%); each was redone once"
-    ));
-    assert!(md.contains("other processes used 3% of a core"));
-    assert!(md.contains("insert round 1: 7 non-2xx/3xx responses"));
-    assert!(md.contains("3 interleaved rounds × 2 s (`--quick`)"));
-}
-
-#[test]
-fn json_keeps_every_round() {
-    let v = json(&cfg(), &Machine::default(), &results());
-    let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 3);
-    assert_eq!(rows[1]["rounds"].as_array().unwrap().len(), 3);
-    assert_eq!(rows[1]["discarded"][0]["other_cpu_pct_of_core"], 40.0);
-    assert_eq!(rows[0]["rounds"][2]["latency_percentiles_ms"]["99"], 4.0);
-    assert_eq!(rows[2]["summary"]["errors"], 7);
-    assert_eq!(v["config"]["rounds"], 3);
-    assert_eq!(v["background_other_cpu_pct_of_core"], 3.0);
+fn json_has_every_round_and_the_targets() {
+    let v = crate::report_json::json(&cfg(), &Machine::default(), &run());
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 6);
+    assert_eq!(cells[1]["id"], "hello:cove-lua:json@50");
+    assert_eq!(cells[1]["rounds"].as_array().unwrap().len(), 2);
+    assert_eq!(cells[1]["summary"]["cpu_ratio_vs_baseline"]["median"], 1.4);
+    assert_eq!(v["targets"][0]["verdict"], "miss");
+    assert_eq!(v["servers"][1]["idle_rss_kib"], 6000);
+    assert_eq!(v["skipped"][0]["what"], "deno");
 }

@@ -1,16 +1,19 @@
-//! The measurement loop: start and check the servers, warm up every row,
-//! then interleaved rounds (A B C … A B C …) with CPU accounting per run.
+//! The measurement loop: start and check the servers, warm up every
+//! measurement, then interleaved rounds (A B C … A B C …) with CPU
+//! accounting per run, and memory before and after.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::procstat::{read_pid, read_totals};
-use crate::rows::{Row, Srv, ECHO_BODY};
-use crate::servers::{self, Server};
+use crate::plan::{Kind, Measurement, ServerDef};
+use crate::procstat::{read_pid, read_totals, tree_rss_kib, tree_ticks};
+use crate::progress::Progress;
+use crate::servers::{self, free_port, Server};
+use crate::workloads::{wrk_script, Group, Workload};
 use crate::wrk::{self, Load, WrkResult};
 use crate::Config;
 
@@ -26,71 +29,49 @@ pub struct Sample {
     pub wall_s: f64,
 }
 
+/// A measurement with its samples.
 #[derive(Debug)]
-pub struct RowResult {
-    pub row: &'static Row,
+pub struct Cell {
+    pub m: Measurement,
     /// One accepted sample per round, in round order.
     pub samples: Vec<Sample>,
     /// Runs thrown away because other processes were busy (then redone).
     pub discarded: Vec<Sample>,
 }
 
+/// Memory of one server: idle after start, and peak over the whole run (KiB).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Memory {
+    pub idle_kib: u64,
+    pub peak_kib: u64,
+}
+
+/// What was left out, and why.
+pub type Skipped = (String, String);
+
 /// Everything one invocation measured.
 #[derive(Debug)]
 pub struct Run {
-    pub rows: Vec<RowResult>,
+    pub servers: Vec<ServerDef>,
+    pub cells: Vec<Cell>,
+    pub memory: BTreeMap<String, Memory>,
+    /// Servers or measurements left out, with the reason.
+    pub skipped: Vec<Skipped>,
     /// CPU used by other processes during 1 s of idle servers before the
     /// warm-up, in % of one core.
     pub background_pct: Option<f64>,
 }
 
-const POST_SCRIPT: &str = "wrk.method = \"POST\"\n\
-wrk.headers[\"Content-Type\"] = \"application/json\"\n";
-
-fn post_script(dir: &Path) -> Result<PathBuf> {
-    let path = dir.join("post.lua");
-    let body = format!("{POST_SCRIPT}wrk.body = '{ECHO_BODY}'\n");
-    std::fs::write(&path, body)?;
-    Ok(path)
-}
-
-struct Progress {
-    total_s: f64,
-    done_s: f64,
-    started: Instant,
-    tty: bool,
-}
-
-impl Progress {
-    fn show(&self, what: &str) {
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let eta = if self.done_s > 0.0 {
-            elapsed / self.done_s * (self.total_s - self.done_s)
-        } else {
-            self.total_s
-        };
-        let line = format!("{what}  (ETA {:.0}s)", eta.max(0.0));
-        if self.tty {
-            eprint!("\r\x1b[2K{line}");
-        } else {
-            eprintln!("{line}");
-        }
-    }
-    fn finish(&self) {
-        if self.tty {
-            eprintln!();
-        }
-    }
-}
+/// Seconds a run costs beyond wrk's duration (process start, /proc reads).
+const PER_RUN: f64 = 0.3;
 
 fn measure(cfg: &Config, server: &Server, load: &Load, tck: u64, round: usize) -> Result<Sample> {
-    let pid = server.pid.to_string();
-    let (t0, s0, me0) = (read_totals()?, read_pid(&pid)?, read_pid("self")?);
-    let start = Instant::now();
+    let (t0, s0, me0) = (read_totals()?, tree_ticks(server.pid), read_pid("self")?);
+    let start = std::time::Instant::now();
     let (w, _raw) = wrk::run(load)?;
     let wall_s = start.elapsed().as_secs_f64();
-    let (t1, s1, me1) = (read_totals()?, read_pid(&pid)?, read_pid("self")?);
-    let server_ticks = s1.own().saturating_sub(s0.own());
+    let (t1, s1, me1) = (read_totals()?, tree_ticks(server.pid), read_pid("self")?);
+    let server_ticks = s1.saturating_sub(s0);
     let known = server_ticks + me1.with_children().saturating_sub(me0.with_children());
     let other = t1.busy.saturating_sub(t0.busy).saturating_sub(known);
     if w.requests == 0 {
@@ -112,197 +93,224 @@ fn measure(cfg: &Config, server: &Server, load: &Load, tck: u64, round: usize) -
 
 /// % of one core used by everything but the harness over one idle second.
 fn background_pct(tck: u64) -> Result<f64> {
-    let (t0, me0, start) = (read_totals()?, read_pid("self")?, Instant::now());
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    let (t0, me0, start) = (read_totals()?, read_pid("self")?, std::time::Instant::now());
+    std::thread::sleep(Duration::from_secs(1));
     let (t1, me1) = (read_totals()?, read_pid("self")?);
     let mine = me1.with_children().saturating_sub(me0.with_children());
     let other = t1.busy.saturating_sub(t0.busy).saturating_sub(mine);
     Ok(other as f64 * 100.0 / tck as f64 / start.elapsed().as_secs_f64())
 }
 
-/// The servers the selected rows need, by kind.
-struct Servers {
-    base: Option<Server>,
-    lua: Option<Server>,
-    lua_nogroup: Option<Server>,
-}
-
-impl Servers {
-    fn all(&self) -> impl Iterator<Item = &Server> {
-        [&self.base, &self.lua, &self.lua_nogroup]
-            .into_iter()
-            .filter_map(|s| s.as_ref())
+fn start_one(def: &ServerDef, dir: &Path) -> Result<Server> {
+    let port = free_port()?;
+    let mut launch = def.launch.clone();
+    let db = dir.join(format!("{}.db", def.key));
+    if def.port_flag {
+        let mut args: Vec<OsString> = launch.args.clone();
+        // The subcommand (if any) stays first; the app path stays last.
+        let at = usize::from(def.kind == Kind::Baseline);
+        let mut flags: Vec<OsString> = vec!["-p".into(), port.to_string().into()];
+        if def.kind == Kind::Cove {
+            flags.extend(["-d".into(), db.clone().into()]);
+        }
+        args.splice(at..at, flags);
+        launch.args = args;
+    } else {
+        launch.env.push(("PORT".into(), port.to_string()));
+        launch.env.push(("DB".into(), db.to_string_lossy().into()));
     }
-}
-
-fn start_lua(cfg: &Config, dir: &Path, name: &str, extra: &[&str]) -> Result<Server> {
-    let mut args: Vec<OsString> = vec!["-p".into(), "0".into(), "-d".into()];
-    args.push(dir.join(format!("{name}.db")).into());
-    args.extend(["--workers".into(), "1".into()]);
-    args.extend(extra.iter().map(OsString::from));
-    args.push(cfg.app.clone().into());
-    let s = Server::start(
-        name,
-        &cfg.cove,
-        &args,
-        cfg.server_core,
-        &dir.join(format!("{name}.log")),
-    )?;
+    let log = dir.join(format!("{}.log", def.key));
+    let server = Server::start(&def.key, &launch, port, &log, Duration::from_secs(60))?;
     // /visits must return 20 rows: seed them before any check.
-    for _ in 0..25 {
-        s.check("GET", "/", None, "\"message\"")?;
+    if def.groups.contains(&Group::Sqlite) {
+        for _ in 0..25 {
+            server.check("GET", "/", None, 200, "\"message\"")?;
+        }
     }
-    let (_, body) = s.request("GET", "/visits", None)?;
-    let n = body.matches("\"path\"").count();
-    if n < 20 {
-        bail!("GET /visits returned {n} rows after seeding, expected 20: {body}");
-    }
-    Ok(s)
+    Ok(server)
 }
 
-fn start_servers(cfg: &Config, rows: &[&Row], dir: &Path) -> Result<Servers> {
-    let need = |s| rows.iter().any(|r| r.srv == s);
-    let base = if need(Srv::Baseline) {
-        let args: Vec<OsString> = ["baseline", "-p", "0", "--workers", "1"]
-            .iter()
-            .map(OsString::from)
-            .collect();
-        Some(Server::start(
-            "baseline",
-            &cfg.cove,
-            &args,
-            cfg.server_core,
-            &dir.join("baseline.log"),
-        )?)
-    } else {
-        None
-    };
-    let lua = if need(Srv::Lua) {
-        Some(start_lua(cfg, dir, "lua", &[])?)
-    } else {
-        None
-    };
-    let lua_nogroup = if need(Srv::LuaNoGroup) {
-        Some(start_lua(cfg, dir, "lua-nogroup", &["--no-group-commit"])?)
-    } else {
-        None
-    };
-    Ok(Servers {
-        base,
-        lua,
-        lua_nogroup,
-    })
+fn check(server: &Server, w: &Workload) -> Result<()> {
+    if w.rotate.is_empty() {
+        return server.check(w.method, w.path, w.body, 200, w.expect);
+    }
+    for &(path, status, expect) in w.rotate {
+        server.check("GET", path, None, status, expect)?;
+    }
+    Ok(())
 }
 
-/// Run every selected row: checks, warm-up, then `cfg.rounds` interleaved rounds.
-pub fn run(cfg: &Config, rows: &[&'static Row], tck: u64) -> Result<Run> {
+/// Start every server, check every measurement, warm up, then measure
+/// `cfg.rounds` interleaved rounds. A peer that fails to start or answers
+/// wrongly is skipped with its reason; Cove failing is an error.
+pub fn run(
+    cfg: &Config,
+    defs: Vec<ServerDef>,
+    plan: Vec<Measurement>,
+    tck: u64,
+    p: &mut Progress,
+) -> Result<Run> {
     let dir = std::env::temp_dir().join(format!("cove-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     servers::set_scratch(&dir);
-    let script = post_script(&dir)?;
-    let mut servers = start_servers(cfg, rows, &dir)?;
-    let pick = |r: &Row| match r.srv {
-        Srv::Baseline => servers.base.as_ref().expect("baseline started"),
-        Srv::Lua => servers.lua.as_ref().expect("lua started"),
-        Srv::LuaNoGroup => servers.lua_nogroup.as_ref().expect("lua started"),
-    };
-    for r in rows {
-        pick(r).check(r.method, r.path, r.body, r.expect)?;
+    let mut skipped = Vec::new();
+    let mut started: Vec<Option<Server>> = Vec::new();
+    for (i, def) in defs.iter().enumerate() {
+        if !plan.iter().any(|m| m.server == i) {
+            started.push(None);
+            continue;
+        }
+        p.show(&format!("starting {} ({}/{})", def.key, i + 1, defs.len()));
+        match start_one(def, &dir) {
+            Ok(s) => started.push(Some(s)),
+            Err(e) if def.is_cove() => return Err(e),
+            Err(e) => {
+                skipped.push((def.key.clone(), format!("did not start: {e:#}")));
+                started.push(None);
+            }
+        }
     }
-    let loads: Vec<(String, Option<&Path>)> = rows
+    let mut cells: Vec<Cell> = Vec::new();
+    for m in plan {
+        let Some(server) = started[m.server].as_ref() else {
+            continue;
+        };
+        match check(server, m.workload) {
+            Ok(()) => cells.push(Cell {
+                m,
+                samples: Vec::new(),
+                discarded: Vec::new(),
+            }),
+            Err(e) if defs[m.server].is_cove() => return Err(e),
+            Err(e) => skipped.push((
+                format!("{} {}", defs[m.server].key, m.workload.label()),
+                format!("{e:#}"),
+            )),
+        }
+    }
+    p.show("letting the servers settle (1 s)");
+    std::thread::sleep(Duration::from_secs(1));
+    let mut memory = BTreeMap::new();
+    for (def, s) in defs.iter().zip(&started) {
+        if let Some(s) = s {
+            let (idle, _) = tree_rss_kib(s.pid);
+            memory.insert(
+                def.key.clone(),
+                Memory {
+                    idle_kib: idle,
+                    peak_kib: 0,
+                },
+            );
+        }
+    }
+    let scripts = write_scripts(&dir, &cells)?;
+    let server_of = |m: &Measurement| {
+        started[m.server]
+            .as_ref()
+            .expect("cells only for started servers")
+    };
+    let urls: Vec<String> = cells
         .iter()
-        .map(|r| {
-            let url = format!("http://{}{}", pick(r).addr, r.path);
-            (url, r.body.map(|_| script.as_path()))
-        })
+        .map(|c| format!("http://{}{}", server_of(&c.m).addr, c.m.workload.path))
         .collect();
+    let conns: Vec<u32> = cells.iter().map(|c| c.m.connections).collect();
     let load = |i: usize, seconds: u64| Load {
-        url: &loads[i].0,
+        url: urls[i].clone(),
         seconds,
-        connections: cfg.connections,
+        connections: conns[i],
         core: cfg.wrk_core,
-        script: loads[i].1,
+        script: scripts[i].as_deref(),
     };
-    let per_run = 0.3;
-    let mut p = Progress {
-        total_s: 1.0
-            + rows.len() as f64
-                * (cfg.warmup as f64
-                    + per_run
-                    + cfg.rounds as f64 * (cfg.seconds as f64 + per_run)),
-        done_s: 0.0,
-        started: Instant::now(),
-        tty: std::io::stderr().is_terminal(),
-    };
+    let per_round = cells.len() as f64 * (cfg.seconds as f64 + PER_RUN);
+    p.add_total(
+        1.0 + cells.len() as f64 * (cfg.warmup as f64 + PER_RUN) + cfg.rounds as f64 * per_round,
+    );
     p.show("measuring background load (1 s)");
     let background = background_pct(tck)?;
-    p.done_s += 1.0;
+    p.advance(1.0);
     if background > cfg.noise_pct {
-        p.show(&format!(
+        p.note(&format!(
             "warning: other processes are using {background:.0}% of a core; results may be noisy"
         ));
-        if p.tty {
-            eprintln!();
-        }
     }
     if cfg.warmup > 0 {
-        for (i, r) in rows.iter().enumerate() {
-            p.show(&format!("warm-up {} ({}/{})", r.name, i + 1, rows.len()));
-            wrk::run(&load(i, cfg.warmup)).with_context(|| format!("warm-up of {}", r.name))?;
-            p.done_s += cfg.warmup as f64 + per_run;
+        for i in 0..cells.len() {
+            p.show(&format!(
+                "warm-up {} ({}/{})",
+                cells[i].m.id(&defs),
+                i + 1,
+                cells.len()
+            ));
+            wrk::run(&load(i, cfg.warmup))
+                .with_context(|| format!("warm-up of {}", cells[i].m.id(&defs)))?;
+            p.advance(cfg.warmup as f64 + PER_RUN);
         }
     }
-    let mut results: Vec<RowResult> = rows
-        .iter()
-        .map(|&row| RowResult {
-            row,
-            samples: Vec::new(),
-            discarded: Vec::new(),
-        })
-        .collect();
     for round in 1..=cfg.rounds {
-        for (i, r) in rows.iter().enumerate() {
+        for i in 0..cells.len() {
+            let id = cells[i].m.id(&defs);
             p.show(&format!(
-                "{} round {round}/{} ({}/{})",
-                r.name,
+                "round {round}/{}: {id} ({}/{})",
                 cfg.rounds,
                 i + 1,
-                rows.len()
+                cells.len()
             ));
-            let mut s = measure(cfg, pick(r), &load(i, cfg.seconds), tck, round)
-                .with_context(|| format!("{} round {round}", r.name))?;
+            let server = server_of(&cells[i].m);
+            let mut s = measure(cfg, server, &load(i, cfg.seconds), tck, round)
+                .with_context(|| format!("{id} round {round}"))?;
             if s.other_cpu_pct > cfg.noise_pct {
-                p.show(&format!(
-                    "{} round {round}/{}: other processes used {:.0}% of a core, redoing",
-                    r.name, cfg.rounds, s.other_cpu_pct
+                p.note(&format!(
+                    "{id} round {round}: other processes used {:.0}% of a core, redoing",
+                    s.other_cpu_pct
                 ));
-                p.total_s += cfg.seconds as f64 + per_run;
-                let again = measure(cfg, pick(r), &load(i, cfg.seconds), tck, round)?;
-                results[i].discarded.push(std::mem::replace(&mut s, again));
-                p.done_s += cfg.seconds as f64 + per_run;
+                p.add_total(cfg.seconds as f64 + PER_RUN);
+                let again = measure(cfg, server, &load(i, cfg.seconds), tck, round)?;
+                cells[i].discarded.push(std::mem::replace(&mut s, again));
+                p.advance(cfg.seconds as f64 + PER_RUN);
             }
-            results[i].samples.push(s);
-            p.done_s += cfg.seconds as f64 + per_run;
+            cells[i].samples.push(s);
+            p.advance(cfg.seconds as f64 + PER_RUN);
         }
-        for s in servers.all() {
+        for s in started.iter().flatten() {
             if !s.alive() {
-                bail!("server {} exited during round {round}", s.name);
+                bail!(
+                    "server {} exited during round {round}; its log: {}",
+                    s.name,
+                    s.log.display()
+                );
             }
         }
     }
-    p.finish();
-    for s in [
-        &mut servers.base,
-        &mut servers.lua,
-        &mut servers.lua_nogroup,
-    ] {
-        if let Some(s) = s.as_mut() {
-            s.stop()?;
+    for (def, s) in defs.iter().zip(&started) {
+        if let (Some(s), Some(mem)) = (s, memory.get_mut(&def.key)) {
+            mem.peak_kib = tree_rss_kib(s.pid).1;
         }
     }
+    for s in started.iter_mut().flatten() {
+        s.stop()?;
+    }
+    drop(started);
     servers::remove_scratch();
     Ok(Run {
-        rows: results,
+        servers: defs,
+        cells,
+        memory,
+        skipped,
         background_pct: Some(background),
     })
+}
+
+/// The wrk script of each cell (POST bodies, the routing rotation).
+fn write_scripts(dir: &Path, cells: &[Cell]) -> Result<Vec<Option<PathBuf>>> {
+    cells
+        .iter()
+        .map(|c| match wrk_script(c.m.workload) {
+            Some(text) => {
+                let path = dir.join(format!("{}.lua", c.m.workload.name));
+                std::fs::write(&path, text)?;
+                Ok(Some(path))
+            }
+            None => Ok(None),
+        })
+        .collect()
 }

@@ -1,13 +1,14 @@
-//! Starting, checking and stopping the servers under test. Every child pid
-//! is tracked so that Ctrl-C / SIGTERM (handler) and early returns (Drop)
-//! kill them by pid.
+//! Starting, checking and stopping the servers under test. Every child runs
+//! in its own process group, tracked so that Ctrl-C / SIGTERM (handler) and
+//! early returns (Drop) kill the whole group: workers, cluster children and
+//! install scripts' subprocesses included.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -38,24 +39,35 @@ pub fn remove_scratch() {
     }
 }
 
-fn signal(pid: u32, sig: &str) {
-    let _ = Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .stderr(Stdio::null())
-        .status();
+/// Signal the process group led by `pid` (and `pid` itself, in case it
+/// left the group).
+fn signal_group(pid: u32, sig: &str) {
+    for target in [format!("-{pid}"), pid.to_string()] {
+        let _ = Command::new("kill")
+            .args([sig, "--", &target])
+            .stderr(Stdio::null())
+            .status();
+    }
 }
 
-/// On SIGINT/SIGTERM/SIGHUP: SIGKILL every tracked child, drop the scratch
-/// directory and exit 130.
+/// A command in its own process group, tracked until it is reaped.
+pub fn spawn_group(cmd: &mut Command) -> std::io::Result<Child> {
+    let child = cmd.process_group(0).spawn()?;
+    track(child.id());
+    Ok(child)
+}
+
+/// On SIGINT/SIGTERM/SIGHUP: SIGKILL every tracked process group, drop the
+/// scratch directory and exit 130.
 pub fn install_signal_handler() -> Result<()> {
     ctrlc::set_handler(|| {
         let pids: Vec<u32> = TRACKED.lock().unwrap_or_else(|e| e.into_inner()).clone();
         for pid in &pids {
-            signal(*pid, "-KILL");
+            signal_group(*pid, "-KILL");
         }
         remove_scratch();
         eprintln!(
-            "\ncove-bench: interrupted; killed {} child process(es)",
+            "\ncove-bench: interrupted; killed {} process group(s)",
             pids.len()
         );
         std::process::exit(130);
@@ -63,81 +75,102 @@ pub fn install_signal_handler() -> Result<()> {
     .context("cannot install the signal handler")
 }
 
-/// A server process pinned to one core, ready to take requests.
+/// How to start one server.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    /// `taskset -c` list, e.g. `0` or `0,1`.
+    pub cores: String,
+}
+
+/// A free TCP port on 127.0.0.1 (the OS picks it; the probe socket is
+/// closed before the server binds it).
+pub fn free_port() -> Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// A server process, ready to take requests.
 pub struct Server {
     pub name: String,
     pub pid: u32,
-    /// `host:port` from the server's `listening on http://…` line.
     pub addr: String,
     child: Option<Child>,
-    log: PathBuf,
+    pub log: PathBuf,
 }
 
-/// The address in a `listening on http://127.0.0.1:18700 (...)` log line.
-pub fn listening_addr(line: &str) -> Option<String> {
-    let rest = &line[line.find("listening on http://")? + "listening on http://".len()..];
-    let addr = rest.split_whitespace().next()?.trim_end_matches('/');
-    (!addr.is_empty()).then(|| addr.to_string())
+/// Status and body of one response.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: String,
 }
 
 impl Server {
-    /// `taskset -c CORE program args…`; waits (up to 30 s) for the
-    /// `listening on` line. Its stderr goes to `log`.
+    /// Start `launch` on `port` with output to `log`, then wait (up to
+    /// `ready_in`) until `GET /hello` answers.
     pub fn start(
         name: &str,
-        program: &Path,
-        args: &[OsString],
-        core: u32,
+        launch: &Launch,
+        port: u16,
         log: &Path,
+        ready_in: Duration,
     ) -> Result<Server> {
-        let mut child = Command::new("taskset")
-            .arg("-c")
-            .arg(core.to_string())
-            .arg(program)
-            .args(args)
+        let out = std::fs::File::create(log)
+            .with_context(|| format!("cannot create {}", log.display()))?;
+        let mut cmd = Command::new("taskset");
+        cmd.arg("-c")
+            .arg(&launch.cores)
+            .arg(&launch.program)
+            .args(&launch.args)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&launch.cwd)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("cannot start {}", program.display()))?;
-        let pid = child.id();
-        track(pid);
+            .stdout(out.try_clone()?)
+            .stderr(out);
+        let child = spawn_group(&mut cmd)
+            .with_context(|| format!("cannot start {}", launch.program.display()))?;
         let mut server = Server {
             name: name.to_string(),
-            pid,
-            addr: String::new(),
-            child: None,
+            pid: child.id(),
+            addr: format!("127.0.0.1:{port}"),
+            child: Some(child),
             log: log.to_path_buf(),
         };
-        let stderr = child.stderr.take().expect("stderr is piped");
-        server.child = Some(child);
-        let mut file = std::fs::File::create(log)?;
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
-                let _ = writeln!(file, "{line}");
-                if let Some(addr) = listening_addr(&line) {
-                    let _ = tx.send(addr);
-                }
+        let deadline = Instant::now() + ready_in;
+        loop {
+            if server.request("GET", "/hello", None).is_ok() {
+                return Ok(server);
             }
-        });
-        match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(addr) => server.addr = addr,
-            Err(e) => {
-                std::thread::sleep(Duration::from_millis(100));
-                let log = std::fs::read_to_string(&server.log).unwrap_or_default();
-                let why = match e {
-                    mpsc::RecvTimeoutError::Timeout => "did not report `listening on` in 30 s",
-                    mpsc::RecvTimeoutError::Disconnected => "exited before listening",
+            let exited = server
+                .child
+                .as_mut()
+                .map(|c| c.try_wait())
+                .transpose()?
+                .flatten();
+            if exited.is_some() || Instant::now() > deadline {
+                let why = match exited {
+                    Some(s) => format!("exited ({s}) before answering"),
+                    None => format!("did not answer GET /hello within {} s", ready_in.as_secs()),
                 };
-                bail!("server {name} {why}; its log:\n{}", log.trim_end());
+                let text = std::fs::read_to_string(log).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(15).collect();
+                let tail: Vec<&str> = tail.into_iter().rev().collect();
+                bail!(
+                    "{name} {why}; the end of its log ({}):\n{}",
+                    log.display(),
+                    tail.join("\n")
+                );
             }
+            std::thread::sleep(Duration::from_millis(100));
         }
-        Ok(server)
     }
 
-    /// One request on a fresh connection; returns (status, body).
-    pub fn request(&self, method: &str, path: &str, body: Option<&str>) -> Result<(u16, String)> {
+    /// One request on a fresh connection.
+    pub fn request(&self, method: &str, path: &str, body: Option<&str>) -> Result<Reply> {
         let mut s = TcpStream::connect(&self.addr)
             .with_context(|| format!("cannot connect to {}", self.addr))?;
         s.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -154,46 +187,48 @@ impl Server {
         s.write_all(req.as_bytes())?;
         let mut raw = Vec::new();
         s.read_to_end(&mut raw)?;
-        let text = String::from_utf8_lossy(&raw);
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .ok_or_else(|| anyhow!("bad response from {}{path}: {head:?}", self.addr))?;
-        Ok((status, body.to_string()))
+        parse_reply(&raw).with_context(|| format!("{} {method} {path}", self.name))
     }
 
-    /// Fail unless `method path` answers 200 with `expect` in the body.
-    pub fn check(&self, method: &str, path: &str, body: Option<&str>, expect: &str) -> Result<()> {
-        let (status, text) = self.request(method, path, body)?;
-        if status != 200 || !text.contains(expect) {
+    /// Fail unless `method path` answers `status` with `expect` in the body.
+    pub fn check(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        status: u16,
+        expect: &str,
+    ) -> Result<()> {
+        let r = self.request(method, path, body)?;
+        if r.status != status || !r.body.contains(expect) {
             bail!(
-                "{} {method} {path}: expected 200 with {expect:?}, got {status}: {}",
+                "{} {method} {path}: expected {status} with {expect:?}, got {}: {}",
                 self.name,
-                text.chars().take(300).collect::<String>()
+                r.status,
+                r.body.chars().take(300).collect::<String>()
             );
         }
         Ok(())
     }
 
-    /// SIGTERM, then SIGKILL if it has not exited within 5 s.
+    /// SIGTERM to the group, then SIGKILL if it has not exited within 5 s.
     pub fn stop(&mut self) -> Result<()> {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
         if child.try_wait()?.is_none() {
-            signal(self.pid, "-TERM");
+            signal_group(self.pid, "-TERM");
             let deadline = Instant::now() + Duration::from_secs(5);
             while child.try_wait()?.is_none() {
                 if Instant::now() > deadline {
-                    let _ = child.kill();
+                    signal_group(self.pid, "-KILL");
                     let _ = child.wait();
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
         }
+        signal_group(self.pid, "-KILL");
         untrack(self.pid);
         Ok(())
     }
@@ -207,11 +242,49 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
+            signal_group(self.pid, "-KILL");
             let _ = child.wait();
             untrack(self.pid);
         }
     }
+}
+
+/// Status line and body of a `Connection: close` response (chunked bodies
+/// are decoded, so body checks see the same text for every server).
+pub fn parse_reply(raw: &[u8]) -> Result<Reply> {
+    let text = String::from_utf8_lossy(raw);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| anyhow!("no response head: {text:?}"))?;
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| anyhow!("bad status line: {head:?}"))?;
+    let chunked = head.lines().any(|l| {
+        l.to_ascii_lowercase()
+            .strip_prefix("transfer-encoding:")
+            .is_some_and(|v| v.contains("chunked"))
+    });
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Ok(Reply { status, body })
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16).unwrap_or(0);
+        if n == 0 || after.len() < n {
+            break;
+        }
+        out.push_str(&after[..n]);
+        rest = after[n..].trim_start_matches("\r\n");
+    }
+    out
 }
 
 #[cfg(test)]
@@ -219,14 +292,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn address_from_the_startup_line() {
-        let line =
-            "08:57:00 INFO  [cove] listening on http://127.0.0.1:18711 (Lua runtime, 1 worker)";
-        assert_eq!(listening_addr(line).as_deref(), Some("127.0.0.1:18711"));
-        assert_eq!(
-            listening_addr("listening on http://[::1]:80").as_deref(),
-            Some("[::1]:80")
-        );
-        assert_eq!(listening_addr("migration applied"), None);
+    fn plain_and_chunked_replies() {
+        let r = parse_reply(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi").unwrap();
+        assert_eq!((r.status, r.body.as_str()), (200, "hi"));
+        let c = b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+        let r = parse_reply(c).unwrap();
+        assert_eq!((r.status, r.body.as_str()), (404, "abcde"));
+        assert!(parse_reply(b"garbage").is_err());
+    }
+
+    #[test]
+    fn free_ports_are_bindable() {
+        let p = free_port().unwrap();
+        assert!(p > 0);
+        TcpListener::bind(("127.0.0.1", p)).unwrap();
     }
 }

@@ -129,7 +129,7 @@ pub fn parse(out: &str) -> Result<WrkResult> {
 
 /// One wrk invocation: `taskset -c CORE wrk -t1 -cN -dDs --latency`.
 pub struct Load<'a> {
-    pub url: &'a str,
+    pub url: String,
     pub seconds: u64,
     pub connections: u32,
     pub core: u32,
@@ -150,7 +150,7 @@ pub fn run(load: &Load) -> Result<(WrkResult, String)> {
     if let Some(script) = load.script {
         cmd.arg("-s").arg(script);
     }
-    cmd.arg(load.url)
+    cmd.arg(&load.url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -1,0 +1,162 @@
+//! The targets the issues set, checked against one run's numbers.
+
+use crate::plan::Kind;
+use crate::report::{mib, thousands};
+use crate::runner::{Cell, Run};
+use crate::summary::{summarize_cell, CellSummary};
+use crate::workloads::Table;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Miss,
+    NotRun,
+}
+
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub what: String,
+    pub measured: String,
+    pub verdict: Verdict,
+}
+
+fn cell<'a>(
+    run: &'a Run,
+    table: Table,
+    server: &str,
+    workload: &str,
+    c: Option<u32>,
+) -> Option<&'a Cell> {
+    run.cells.iter().find(|x| {
+        x.m.table == table
+            && run.servers[x.m.server].key == server
+            && x.m.workload.name == workload
+            && c.is_none_or(|c| x.m.connections == c)
+    })
+}
+
+fn summary(run: &Run, table: Table, server: &str, workload: &str) -> Option<CellSummary> {
+    cell(run, table, server, workload, None).map(|c| summarize_cell(run, c))
+}
+
+fn verdict(ok: bool) -> Verdict {
+    if ok {
+        Verdict::Pass
+    } else {
+        Verdict::Miss
+    }
+}
+
+fn not_run(what: String) -> Target {
+    Target {
+        what,
+        measured: "–".into(),
+        verdict: Verdict::NotRun,
+    }
+}
+
+/// CPU ratio of a Cove Lua cell against a limit.
+fn ratio_target(run: &Run, table: Table, workload: &str, limit: f64) -> Target {
+    let what = format!(
+        "Cove Lua `{workload}` ({}) CPU/request ≤ {limit:.2}× raw hyper",
+        table.key()
+    );
+    match summary(run, table, "cove-lua", workload).and_then(|s| s.ratio) {
+        Some(q) => Target {
+            what,
+            measured: format!("{:.2}×", q.median),
+            verdict: verdict(q.median <= limit),
+        },
+        None => not_run(what),
+    }
+}
+
+/// The fastest single-worker peer on a Hello-table workload.
+fn best_peer(run: &Run, workload: &str) -> Option<(String, f64)> {
+    run.cells
+        .iter()
+        .filter(|c| c.m.table == Table::Hello && c.m.workload.name == workload)
+        .filter(|c| run.servers[c.m.server].kind == Kind::Peer)
+        .filter_map(|c| {
+            Some((
+                run.servers[c.m.server].key.clone(),
+                summarize_cell(run, c).rps?.median,
+            ))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+pub fn evaluate(run: &Run) -> Vec<Target> {
+    let mut out = vec![ratio_target(run, Table::Hello, "json", 1.15)];
+    let cove_json = summary(run, Table::Hello, "cove-lua", "json");
+    let nginx_json = summary(run, Table::Hello, "nginx-lua", "json");
+    let what = "Cove Lua `/json` CPU/request ≤ nginx+Lua's".to_string();
+    out.push(
+        match (
+            cove_json.as_ref().and_then(|s| s.cpu_us),
+            nginx_json.and_then(|s| s.cpu_us),
+        ) {
+            (Some(c), Some(n)) => Target {
+                what,
+                measured: format!("{:.1} vs {:.1} µs", c.median, n.median),
+                verdict: verdict(c.median <= n.median),
+            },
+            _ => not_run(what),
+        },
+    );
+    let what = "Cove Lua `/json` req/s ≥ every peer (one worker each)".to_string();
+    out.push(
+        match (cove_json.and_then(|s| s.rps), best_peer(run, "json")) {
+            (Some(c), Some((name, best))) => Target {
+                what,
+                measured: format!("{} vs {} ({name})", thousands(c.median), thousands(best)),
+                verdict: verdict(c.median >= best),
+            },
+            _ => not_run(what),
+        },
+    );
+    let what = "Cove SQLite insert (`GET /`) req/s ≥ 1.5× Bun + bun:sqlite".to_string();
+    let cove_insert = summary(run, Table::HullHttp, "cove-lua", "insert").and_then(|s| s.rps);
+    let bun_insert = summary(run, Table::HullHttp, "bun", "insert").and_then(|s| s.rps);
+    out.push(match (cove_insert, bun_insert) {
+        (Some(c), Some(b)) => Target {
+            what,
+            measured: format!(
+                "{:.2}× ({} vs {})",
+                c.median / b.median,
+                thousands(c.median),
+                thousands(b.median)
+            ),
+            verdict: verdict(c.median >= 1.5 * b.median),
+        },
+        _ => not_run(what),
+    });
+    let what = "Cove Lua `/hello` p99 ≤ 2 ms at C = 200".to_string();
+    out.push(
+        match cell(run, Table::Sweep, "cove-lua", "hello", Some(200))
+            .and_then(|c| summarize_cell(run, c).p99_ms)
+        {
+            Some(p99) => Target {
+                what,
+                measured: format!("{p99:.2} ms"),
+                verdict: verdict(p99 <= 2.0),
+            },
+            None => not_run(what),
+        },
+    );
+    let what = "Cove idle RSS ≤ 10 MB".to_string();
+    out.push(match run.memory.get("cove-lua") {
+        Some(m) => Target {
+            what,
+            measured: mib(m.idle_kib * 1024),
+            verdict: verdict(m.idle_kib * 1024 <= 10_000_000),
+        },
+        None => not_run(what),
+    });
+    for w in ["health", "greet", "echo"] {
+        out.push(ratio_target(run, Table::HullHttp, w, 1.15));
+    }
+    out.push(ratio_target(run, Table::HullHttp, "insert", 2.0));
+    out.push(ratio_target(run, Table::HullHttp, "select20", 2.0));
+    out
+}
