@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::plan::Kind;
-use crate::report::{chart_name, group, server_name};
+use crate::report::{chart_name, group, server_name, sweep_servers};
 use crate::runner::Run;
 use crate::summary::summarize_cell;
 use crate::svg::{bar_chart, line_chart, Bar, Series};
@@ -67,14 +67,7 @@ pub fn write_all(run: &Run, dir: &Path) -> Result<usize> {
     }
     let mut p50 = Vec::new();
     let mut p99 = Vec::new();
-    let mut servers: Vec<usize> = run
-        .cells
-        .iter()
-        .filter(|c| c.m.table == Table::Sweep)
-        .map(|c| c.m.server)
-        .collect();
-    servers.dedup();
-    for i in servers {
+    for i in sweep_servers(run) {
         let points = |pick: fn(&crate::summary::CellSummary) -> Option<f64>| -> Vec<(f64, f64)> {
             run.cells
                 .iter()

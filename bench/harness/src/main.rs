@@ -291,7 +291,7 @@ fn run_instructions(cfg: &Config) -> Result<()> {
         })
         .collect();
     let counts = instructions::measure(&cfg.cove, &cfg.app, &routes, cfg.instr_requests, &|m| {
-        p.show(m)
+        p.status(m)
     })?;
     p.finish();
     let md = instructions::markdown(&counts);

@@ -44,6 +44,15 @@ impl Progress {
         }
     }
 
+    /// A status line without the bar (work whose length is not planned).
+    pub fn status(&self, what: &str) {
+        if self.tty {
+            eprint!("\r\x1b[2K{what}");
+        } else {
+            eprintln!("{what}");
+        }
+    }
+
     /// A message that stays above the progress line.
     pub fn note(&self, msg: &str) {
         if self.tty {

@@ -154,6 +154,17 @@ fn workload_table(run: &Run, table: Table, w: &Workload, chart: &str) -> String 
     out + "\n"
 }
 
+/// The servers of the sweep, each once, in plan order.
+pub fn sweep_servers(run: &Run) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for c in run.cells.iter().filter(|c| c.m.table == Table::Sweep) {
+        if !out.contains(&c.m.server) {
+            out.push(c.m.server);
+        }
+    }
+    out
+}
+
 /// The sweep: one row per server, req/s · p50 · p99 per connection count.
 fn sweep_table(run: &Run) -> String {
     let Some(w) = Table::Sweep.workloads().first().copied() else {
@@ -165,13 +176,7 @@ fn sweep_table(run: &Run) -> String {
         .flatten()
         .copied()
         .collect();
-    let mut servers: Vec<usize> = run
-        .cells
-        .iter()
-        .filter(|c| c.m.table == Table::Sweep)
-        .map(|c| c.m.server)
-        .collect();
-    servers.dedup();
+    let servers = sweep_servers(run);
     if servers.is_empty() {
         return String::new();
     }

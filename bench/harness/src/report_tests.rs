@@ -177,3 +177,28 @@ fn json_has_every_round_and_the_targets() {
     assert_eq!(v["servers"][1]["idle_rss_kib"], 6000);
     assert_eq!(v["skipped"][0]["what"], "deno");
 }
+
+#[test]
+fn sweep_lists_each_server_once() {
+    let mut r = run();
+    for c in [1, 10] {
+        for server in [1, 4] {
+            let mut x = cell(
+                Table::Sweep,
+                server,
+                "hello",
+                vec![sample(1, 1000.0 * c as f64, 10.0)],
+            );
+            x.m.connections = c;
+            r.cells.push(x);
+        }
+    }
+    assert_eq!(sweep_servers(&r), [1, 4]);
+    let md = markdown(&cfg(), &Machine::default(), &r);
+    assert_eq!(
+        md.matches("| **Cove (Lua)** | 1,000 · 0.40 ms · 2.00 ms | 10,000 ·")
+            .count(),
+        1,
+        "{md}"
+    );
+}
