@@ -75,6 +75,13 @@ pub fn install_signal_handler() -> Result<()> {
     .context("cannot install the signal handler")
 }
 
+/// SIGKILL the process groups led by `pids`, children of children included.
+pub fn kill_groups(pids: &[u32]) {
+    for pid in pids {
+        signal_group(*pid, "-KILL");
+    }
+}
+
 /// How to start one server.
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -299,6 +306,31 @@ mod tests {
         let r = parse_reply(c).unwrap();
         assert_eq!((r.status, r.body.as_str()), (404, "abcde"));
         assert!(parse_reply(b"garbage").is_err());
+    }
+
+    #[test]
+    fn killing_a_group_reaches_grandchildren() {
+        use std::io::BufRead;
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 60 & echo $!; wait"])
+            .stdout(Stdio::piped());
+        let mut child = spawn_group(&mut cmd).unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let grandchild: u32 = line.trim().parse().unwrap();
+        kill_groups(&[child.id()]);
+        child.wait().unwrap();
+        untrack(child.id());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while crate::procstat::read_pid(&grandchild.to_string()).is_ok_and(|s| s.state != 'Z') {
+            assert!(
+                Instant::now() < deadline,
+                "the grandchild {grandchild} survived"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     #[test]
