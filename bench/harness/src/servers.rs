@@ -62,9 +62,7 @@ pub fn spawn_group(cmd: &mut Command) -> std::io::Result<Child> {
 pub fn install_signal_handler() -> Result<()> {
     ctrlc::set_handler(|| {
         let pids: Vec<u32> = TRACKED.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        for pid in &pids {
-            signal_group(*pid, "-KILL");
-        }
+        kill_groups(&pids);
         remove_scratch();
         eprintln!(
             "\ncove-bench: interrupted; killed {} process group(s)",
