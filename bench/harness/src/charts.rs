@@ -104,8 +104,13 @@ pub fn write_all(run: &Run, dir: &Path) -> Result<usize> {
 const START: &str = "<!-- bench:report:start -->";
 const END: &str = "<!-- bench:report:end -->";
 
+/// Where a full run's charts are kept for docs/benchmarks.md, so that later
+/// `--quick` or `--only` runs (which rewrite bench/results/) leave the
+/// published report intact. Relative to the docs file's folder.
+const DOCS_CHARTS: &str = "benchmarks";
+
 /// The report as it sits in docs/: headings one level down, chart links
-/// pointing at bench/results/.
+/// pointing at the docs' own copy of the charts.
 pub fn for_docs(md: &str) -> String {
     let mut out = String::new();
     for line in md.lines() {
@@ -114,15 +119,30 @@ pub fn for_docs(md: &str) -> String {
         } else {
             line.to_string()
         };
-        out += &line.replace("](", "](../bench/results/");
+        out += &line.replace("](", &format!("]({DOCS_CHARTS}/"));
         out.push('\n');
     }
     out
 }
 
-/// Replace the report between the markers in docs/benchmarks.md (append
-/// the markers when they are missing).
-pub fn update_docs(path: &Path, md: &str) -> Result<()> {
+/// Replace the report between the markers in the docs file `path` (append
+/// the markers when they are missing) and copy the charts of `results`
+/// next to it, replacing the previous ones.
+pub fn update_docs(path: &Path, md: &str, results: &Path) -> Result<()> {
+    let charts = path.parent().unwrap_or(Path::new(".")).join(DOCS_CHARTS);
+    std::fs::create_dir_all(&charts)
+        .with_context(|| format!("cannot create {}", charts.display()))?;
+    for dir in [&charts, &results.to_path_buf()] {
+        for e in std::fs::read_dir(dir)?.filter_map(|e| e.ok()) {
+            if e.path().extension().is_some_and(|x| x == "svg") {
+                if dir == &charts {
+                    std::fs::remove_file(e.path())?;
+                } else {
+                    std::fs::copy(e.path(), charts.join(e.file_name()))?;
+                }
+            }
+        }
+    }
     let old = std::fs::read_to_string(path).unwrap_or_default();
     let body = format!("{START}\n{}{END}", for_docs(md));
     let new = match (old.find(START), old.find(END)) {
@@ -139,22 +159,28 @@ mod tests {
     #[test]
     fn docs_copy_moves_headings_and_links() {
         let d = for_docs("# Title\n\n![x](hello-json.svg)\ntext\n");
-        assert_eq!(
-            d,
-            "## Title\n\n![x](../bench/results/hello-json.svg)\ntext\n"
-        );
+        assert_eq!(d, "## Title\n\n![x](benchmarks/hello-json.svg)\ntext\n");
     }
 
     #[test]
-    fn docs_are_updated_between_markers() {
-        let path = std::env::temp_dir().join(format!("cove-bench-docs-{}.md", std::process::id()));
+    fn docs_are_updated_between_markers_with_their_charts() {
+        let dir = std::env::temp_dir().join(format!("cove-bench-docs-{}", std::process::id()));
+        let results = dir.join("results");
+        std::fs::create_dir_all(&results).unwrap();
+        std::fs::create_dir_all(dir.join("benchmarks")).unwrap();
+        std::fs::write(dir.join("benchmarks/stale.svg"), "<svg/>").unwrap();
+        std::fs::write(results.join("hello-json.svg"), "<svg/>").unwrap();
+        let path = dir.join("benchmarks.md");
         std::fs::write(&path, "intro\n").unwrap();
-        update_docs(&path, "# R1\n").unwrap();
-        update_docs(&path, "# R2\n").unwrap();
+        update_docs(&path, "# R1\n", &results).unwrap();
+        update_docs(&path, "# R2\n", &results).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
+        let fresh = dir.join("benchmarks/hello-json.svg").is_file();
+        let stale = dir.join("benchmarks/stale.svg").exists();
+        std::fs::remove_dir_all(&dir).unwrap();
         assert!(text.starts_with("intro\n"));
         assert!(text.contains("## R2") && !text.contains("R1"), "{text}");
         assert_eq!(text.matches(START).count(), 1);
+        assert!(fresh && !stale);
     }
 }

@@ -265,7 +265,7 @@ fn run(cfg: &Config) -> Result<()> {
     );
     if !cfg.quick && cfg.only.is_empty() && cfg.peers.is_empty() && !cfg.no_peers {
         let docs = cfg.root.join("docs/benchmarks.md");
-        charts::update_docs(&docs, &md)?;
+        charts::update_docs(&docs, &md, &cfg.out_dir)?;
         eprintln!("updated {}", docs.display());
     }
     Ok(())
