@@ -5,6 +5,7 @@
 
 const http = require('node:http');
 const { port, run } = require('./workers.js');
+const { greetName } = require('./paths.js');
 
 const PORT = port(8001);
 const DB = process.env.DB || '';
@@ -23,15 +24,6 @@ function readBody(req, done) {
   req.setEncoding('utf8');
   req.on('data', (chunk) => { body += chunk; });
   req.on('end', () => done(body));
-}
-
-// `/greet/<name>` -> name (one non-empty path segment), else null.
-function greetName(path) {
-  if (!path.startsWith('/greet/')) return null;
-  const name = path.slice(7);
-  if (name === '' || name.includes('/')) return null;
-  if (!name.includes('%')) return name;
-  try { return decodeURIComponent(name); } catch { return null; }
 }
 
 // Opens the database with the README's settings; creates the tables and

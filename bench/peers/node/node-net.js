@@ -6,6 +6,7 @@
 
 const net = require('node:net');
 const { port, run } = require('./workers.js');
+const { greetName } = require('./paths.js');
 
 const PORT = port(8002);
 const MAX_HEAD = 64 * 1024;
@@ -30,14 +31,6 @@ function response(status, type, body, conn) {
 
 const text = (body, conn) => response(200, 'text/plain', body, conn);
 const json = (value, conn) => response(200, 'application/json', JSON.stringify(value), conn);
-
-function greetName(path) {
-  if (!path.startsWith('/greet/')) return null;
-  const name = path.slice(7);
-  if (name === '' || name.includes('/')) return null;
-  if (!name.includes('%')) return name;
-  try { return decodeURIComponent(name); } catch { return null; }
-}
 
 // One parsed request -> the response text.
 function route(method, target, body, conn) {
