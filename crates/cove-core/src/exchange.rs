@@ -28,6 +28,78 @@ impl Request {
             .find(|(n, _)| n == lower_name)
             .map(|(_, v)| v.as_str())
     }
+
+    /// The headers as scripts see them: one entry per name, in first-arrival
+    /// order, duplicates joined with `, ` (`; ` for `cookie`, RFC 9110 §5.3).
+    pub fn joined_headers(&self) -> Vec<(&str, std::borrow::Cow<'_, str>)> {
+        let mut out: Vec<(&str, std::borrow::Cow<'_, str>)> =
+            Vec::with_capacity(self.headers.len());
+        for (name, value) in &self.headers {
+            match out.iter_mut().find(|(n, _)| *n == name.as_str()) {
+                Some((_, prev)) => {
+                    let sep = if name == "cookie" { "; " } else { ", " };
+                    let joined = prev.to_mut();
+                    joined.push_str(sep);
+                    joined.push_str(value);
+                }
+                None => out.push((name.as_str(), std::borrow::Cow::Borrowed(value.as_str()))),
+            }
+        }
+        out
+    }
+}
+
+/// Where a script app lives and how it is limited; the same for every runtime.
+#[derive(Debug, Clone)]
+pub struct ScriptConfig {
+    /// The entry file (`app.lua` or `app.js`), absolute.
+    pub entry: std::path::PathBuf,
+    /// The directory modules and `migrations/` are relative to.
+    pub app_dir: std::path::PathBuf,
+    pub limits: crate::Limits,
+    /// Commit the writes of one event-loop turn together (cove-db group.rs).
+    pub group_commit: bool,
+}
+
+impl ScriptConfig {
+    /// The entry file as shown in errors: relative to the app directory.
+    pub fn display_name(&self) -> String {
+        self.entry
+            .strip_prefix(&self.app_dir)
+            .unwrap_or(&self.entry)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_duplicate_headers() {
+        let req = Request {
+            headers: vec![
+                ("cookie".into(), "a=1".into()),
+                ("accept".into(), "x".into()),
+                ("cookie".into(), "b=2".into()),
+                ("accept".into(), "y".into()),
+            ],
+            ..Request::default()
+        };
+        let joined: Vec<(&str, String)> = req
+            .joined_headers()
+            .into_iter()
+            .map(|(n, v)| (n, v.into_owned()))
+            .collect();
+        assert_eq!(
+            joined,
+            vec![
+                ("cookie", "a=1; b=2".to_string()),
+                ("accept", "x, y".to_string())
+            ]
+        );
+    }
 }
 
 /// Request, response and plan for one dispatch, plus the script errors raised

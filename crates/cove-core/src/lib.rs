@@ -10,7 +10,7 @@ mod query;
 mod response;
 mod router;
 
-pub use exchange::{Exchange, Request};
+pub use exchange::{Exchange, Request, ScriptConfig};
 pub use limits::Limits;
 pub use pipeline::{run_main, run_pre, App, Engine, Flow, ScriptError};
 pub use query::{parse_query, percent_decode};

@@ -1,13 +1,12 @@
 //! Loading an app into a worker's Lua state and running its handlers.
 
-use std::path::PathBuf;
 use std::rc::Rc;
 
 use mlua::{Function, Lua, Table, Value};
 
 use cove_caps::Csp;
 use cove_core::{
-    log, App, Engine, Exchange, Flow, HandlerId, Limits, RouteTable, ScriptError, Target,
+    log, App, Engine, Exchange, Flow, HandlerId, RouteTable, ScriptConfig, ScriptError, Target,
 };
 use cove_db::Db;
 
@@ -20,16 +19,7 @@ use crate::{db, globals, require, stack};
 const PRELUDE: &str = include_str!("prelude.lua");
 
 /// Where the app lives and how it is limited.
-#[derive(Debug, Clone)]
-pub struct LuaConfig {
-    /// The entry file (`app.lua`), absolute.
-    pub entry: PathBuf,
-    /// The directory `require` and `migrations/` are relative to.
-    pub app_dir: PathBuf,
-    pub limits: Limits,
-    /// Commit the writes of one event-loop turn together (cove-db group.rs).
-    pub group_commit: bool,
-}
+pub type LuaConfig = ScriptConfig;
 
 /// A loaded Lua app: its routes and the engine that runs them.
 pub struct LuaApp {
@@ -91,12 +81,7 @@ impl LuaApp {
         lua.set_app_data(AppState::new(config.app_dir.clone()));
         let dispatch = install(&lua, budget.clone()).map_err(|e| describe(&e))?;
 
-        let display = config
-            .entry
-            .strip_prefix(&config.app_dir)
-            .unwrap_or(&config.entry)
-            .to_string_lossy()
-            .into_owned();
+        let display = config.display_name();
         let source = std::fs::read(&config.entry)
             .map_err(|e| format!("{display}: cannot read the app file: {e}"))?;
         budget.reset();

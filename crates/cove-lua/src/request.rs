@@ -12,25 +12,18 @@ use cove_core::{parse_query, Request};
 use crate::globals::{fail, Outcome};
 use crate::vm::unlimited;
 
-/// The parts of a request the lazy fields are built from.
-#[derive(Default)]
-struct Lazy {
-    query: Option<String>,
-    params: Vec<(String, String)>,
-    headers: Vec<(String, String)>,
-}
-
 thread_local! {
     /// The request of the script call in progress on this worker thread.
-    static CURRENT: RefCell<Option<Lazy>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<Request>> = const { RefCell::new(None) };
 }
 
 /// Lend the lazy parts of `req` to the call about to run; [`end`] returns them.
 pub(crate) fn begin(req: &mut Request) {
-    let lazy = Lazy {
+    let lazy = Request {
         query: req.query.take(),
         params: std::mem::take(&mut req.params),
         headers: std::mem::take(&mut req.headers),
+        ..Request::default()
     };
     CURRENT.with(|c| *c.borrow_mut() = Some(lazy));
 }
@@ -65,7 +58,7 @@ pub(crate) fn lazy_fn(lua: &Lua) -> mlua::Result<mlua::Function> {
             unlimited(lua, || match name.as_str() {
                 "query" => query(lua, req.query.as_deref()),
                 "params" => pairs(lua, &req.params),
-                _ => headers(lua, &req.headers),
+                _ => headers(lua, req),
             })
             .map(Some)
         })?;
@@ -98,17 +91,11 @@ fn pairs(lua: &Lua, pairs: &[(String, String)]) -> mlua::Result<Table> {
     Ok(t)
 }
 
-fn headers(lua: &Lua, headers: &[(String, String)]) -> mlua::Result<Table> {
-    let t = lua.create_table_with_capacity(0, headers.len())?;
-    for (i, (name, value)) in headers.iter().enumerate() {
-        if headers[..i].iter().any(|(n, _)| n == name) {
-            let prev: LuaString = t.raw_get(name.as_str())?;
-            let sep = if name == "cookie" { "; " } else { ", " };
-            let joined = [&prev.as_bytes()[..], sep.as_bytes(), value.as_bytes()].concat();
-            t.raw_set(name.as_str(), lua.create_string(joined)?)?;
-        } else {
-            t.raw_set(name.as_str(), value.as_str())?;
-        }
+fn headers(lua: &Lua, req: &Request) -> mlua::Result<Table> {
+    let joined = req.joined_headers();
+    let t = lua.create_table_with_capacity(0, joined.len())?;
+    for (name, value) in joined {
+        t.raw_set(name, &*value)?;
     }
     Ok(t)
 }
