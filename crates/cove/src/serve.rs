@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use cove_core::{log, Limits};
+use cove_core::{log, App, Limits, ScriptConfig};
 use cove_db::{Db, WriteLock};
-use cove_lua::{LuaApp, LuaConfig};
+use cove_js::JsApp;
+use cove_lua::LuaApp;
 use cove_server::{Baseline, ScriptHandler, ServerConfig};
 
 use crate::cli::{BaselineArgs, ServeArgs};
@@ -21,8 +22,8 @@ fn find_entry(app: Option<&Path>) -> Result<PathBuf> {
         Some(p) => bail!("{}: no such file or directory", p.display()),
         None => PathBuf::from("."),
     };
-    // app.lua first while the JavaScript runtime is not built in.
-    for name in ["app.lua", "app.js"] {
+    // app.js first, as in Hull.
+    for name in ["app.js", "app.lua"] {
         let candidate = dir.join(name);
         if candidate.is_file() {
             return Ok(candidate);
@@ -67,12 +68,6 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     }
     cove_caps::time::start_clock();
     let entry = find_entry(args.app.as_deref())?;
-    if entry.extension().is_some_and(|e| e == "js") {
-        bail!(
-            "{}: JavaScript apps are not supported by this build yet; serve an app.lua",
-            entry.display()
-        );
-    }
     let entry = entry
         .canonicalize()
         .with_context(|| format!("cannot open {}", entry.display()))?;
@@ -100,27 +95,34 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         max_heap: args.max_heap,
         drain_timeout_ms: args.drain_timeout,
     };
+    let is_js = entry.extension().is_some_and(|e| e == "js");
     let config = ServerConfig {
         addr: addr(&args.bind, args.port)?,
         workers,
         limits: limits.clone(),
-        label: "Lua runtime".to_string(),
+        label: if is_js {
+            "JavaScript runtime"
+        } else {
+            "Lua runtime"
+        }
+        .to_string(),
     };
-    let lua_config = LuaConfig {
+    let script = ScriptConfig {
         entry,
         app_dir,
         limits,
         group_commit: !args.no_group_commit,
     };
-    let db_path = args.db.clone();
-    let max_body = config.limits.max_body;
-    cove_server::serve(&config, move |_| {
-        let db = Db::open(&db_path, lock.clone())
-            .map_err(|e| format!("cannot open database {}: {e}", db_path.display()))?;
-        let app = LuaApp::load(&lua_config, db)?;
-        Ok(ScriptHandler::new(app, max_body))
-    })
-    .map_err(|e| match e {
+    let opener = DbOpener {
+        path: args.db.clone(),
+        lock,
+    };
+    let served = if is_js {
+        serve_app(&config, opener, move |db| JsApp::load(&script, db))
+    } else {
+        serve_app(&config, opener, move |db| LuaApp::load(&script, db))
+    };
+    served.map_err(|e| match e {
         cove_server::ServerError::Load(msg) => anyhow!("failed to load the app: {msg}"),
         other => anyhow!(other),
     })?;
@@ -129,6 +131,30 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     }
     log::info("server stopped");
     Ok(())
+}
+
+/// Opens one connection per worker to the app's database.
+struct DbOpener {
+    path: PathBuf,
+    lock: WriteLock,
+}
+
+/// Serve with `load` building the app on each worker thread.
+fn serve_app<A, L>(
+    config: &ServerConfig,
+    db: DbOpener,
+    load: L,
+) -> Result<(), cove_server::ServerError>
+where
+    A: App + 'static,
+    L: Fn(Db) -> Result<A, String> + Send + Sync + 'static,
+{
+    let max_body = config.limits.max_body;
+    cove_server::serve(config, move |_| {
+        let conn = Db::open(&db.path, db.lock.clone())
+            .map_err(|e| format!("cannot open database {}: {e}", db.path.display()))?;
+        Ok(ScriptHandler::new(load(conn)?, max_body))
+    })
 }
 
 pub fn baseline(args: &BaselineArgs) -> Result<()> {

@@ -1,0 +1,208 @@
+//! `db.*` (Hull §5) over cove-db: `raw.dbQuery`, `raw.dbExec`, `raw.dbLastId`
+//! and the batch steps the prelude's `db.batch` wraps.
+
+use std::rc::Rc;
+
+use rquickjs::function::Opt;
+use rquickjs::{Array, ArrayBuffer, Atom, Ctx, Object, TypedArray, Value};
+
+use cove_db::{Db, DbError, Origin, Value as DbValue, ValueRef};
+
+use crate::host::Host;
+use crate::native::{set_fn, throw, type_name};
+
+/// Largest integer a double holds exactly; integral numbers up to it bind
+/// as INTEGER.
+const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+/// Copy `len` bytes at `start` out of an ArrayBuffer (empty if detached).
+#[allow(unsafe_code)]
+fn copy_bytes(buf: &ArrayBuffer<'_>, start: usize, len: usize) -> Vec<u8> {
+    // SAFETY: the slice is copied at once; no JS runs (so nothing can
+    // detach or resize the buffer) while it is borrowed.
+    let bytes = unsafe { buf.as_bytes() };
+    bytes
+        .and_then(|b| b.get(start..start.saturating_add(len)))
+        .unwrap_or_default()
+        .to_vec()
+}
+
+fn param(v: &Value<'_>, i: usize) -> Result<DbValue, String> {
+    if v.is_null() || v.is_undefined() {
+        return Ok(DbValue::Null);
+    }
+    if let Some(b) = v.as_bool() {
+        return Ok(DbValue::Integer(i64::from(b)));
+    }
+    if let Some(n) = v.as_int() {
+        return Ok(DbValue::Integer(i64::from(n)));
+    }
+    if let Some(f) = v.as_float() {
+        return Ok(if f.fract() == 0.0 && f.abs() <= MAX_SAFE {
+            DbValue::Integer(f as i64)
+        } else {
+            DbValue::Real(f)
+        });
+    }
+    if let Some(s) = v.as_string() {
+        return s
+            .to_string()
+            .map(|s| DbValue::Text(s.into_bytes()))
+            .map_err(|e| e.to_string());
+    }
+    if let Some(buf) = ArrayBuffer::from_value(v.clone()) {
+        return Ok(DbValue::Blob(copy_bytes(&buf, 0, buf.len())));
+    }
+    if let Ok(view) = TypedArray::<u8>::from_value(v.clone()) {
+        let window = || -> rquickjs::Result<Vec<u8>> {
+            let (start, len): (usize, usize) = (view.get("byteOffset")?, view.get("byteLength")?);
+            Ok(copy_bytes(&view.arraybuffer()?, start, len))
+        };
+        return window().map(DbValue::Blob).map_err(|e| e.to_string());
+    }
+    Err(format!(
+        "parameter {} is {}; pass strings, numbers, booleans, null or an ArrayBuffer/Uint8Array",
+        i + 1,
+        type_name(v)
+    ))
+}
+
+fn params(ctx: &Ctx<'_>, api: &str, p: Opt<Value<'_>>) -> rquickjs::Result<Vec<DbValue>> {
+    let Some(v) = p.0.filter(|v| !v.is_null() && !v.is_undefined()) else {
+        return Ok(Vec::new());
+    };
+    let Some(arr) = v.as_array() else {
+        return Err(rquickjs::Exception::throw_type(
+            ctx,
+            &format!("{api}: params must be an array, got {}", type_name(&v)),
+        ));
+    };
+    arr.iter::<Value>()
+        .enumerate()
+        .map(|(i, v)| param(&v?, i).map_err(|e| throw(ctx, &format!("{api}: {e}"))))
+        .collect()
+}
+
+/// Run `f` as app code; if it hits the reserved namespace and the calling
+/// module is the stdlib (`hull:*`), run it again as stdlib.
+fn with_origin<T>(
+    ctx: &Ctx<'_>,
+    mut f: impl FnMut(Origin) -> Result<T, DbError>,
+) -> Result<T, DbError> {
+    match f(Origin::App) {
+        Err(DbError::Reserved) => {
+            let caller = ctx
+                .script_or_module_name(0)
+                .and_then(|a| a.to_string().ok())
+                .unwrap_or_default();
+            if caller.starts_with("hull:") {
+                f(Origin::Stdlib)
+            } else {
+                Err(DbError::Reserved)
+            }
+        }
+        other => other,
+    }
+}
+
+fn column<'js>(ctx: &Ctx<'js>, v: ValueRef<'_>) -> rquickjs::Result<Value<'js>> {
+    Ok(match v {
+        ValueRef::Null => Value::new_null(ctx.clone()),
+        ValueRef::Integer(i) => match i32::try_from(i) {
+            Ok(small) => Value::new_int(ctx.clone(), small),
+            Err(_) => Value::new_float(ctx.clone(), i as f64),
+        },
+        ValueRef::Real(f) => Value::new_float(ctx.clone(), f),
+        ValueRef::Text(t) => {
+            rquickjs::String::from_str(ctx.clone(), &String::from_utf8_lossy(t))?.into_value()
+        }
+        ValueRef::Blob(b) => ArrayBuffer::new_copy(ctx.clone(), b)?.into_value(),
+    })
+}
+
+fn query<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    sql: &str,
+    p: Vec<DbValue>,
+) -> rquickjs::Result<Array<'js>> {
+    let rows = Array::new(ctx.clone())?;
+    let mut atoms: Vec<Atom<'js>> = Vec::new();
+    let mut n = 0;
+    let mut js_error = None;
+    let result = with_origin(ctx, |origin| {
+        let mut db = host.db.borrow_mut();
+        db.query(sql, &p, origin, |cols, row| {
+            let mut build = || -> rquickjs::Result<()> {
+                if atoms.is_empty() {
+                    atoms = cols
+                        .iter()
+                        .map(|c| Atom::from_str(ctx.clone(), c))
+                        .collect::<Result<_, _>>()?;
+                }
+                let obj = Object::new(ctx.clone())?;
+                for (i, atom) in atoms.iter().enumerate() {
+                    obj.set(atom.clone(), column(ctx, row.get(i))?)?;
+                }
+                rows.set(n, obj)?;
+                n += 1;
+                Ok(())
+            };
+            build().map_err(|e| {
+                js_error = Some(e);
+                DbError::Callback("building the result failed".into())
+            })
+        })
+    });
+    if let Some(e) = js_error {
+        return Err(e);
+    }
+    result.map_err(|e| throw(ctx, &format!("db.query failed: {e}")))?;
+    Ok(rows)
+}
+
+fn batch_step(
+    ctx: &Ctx<'_>,
+    host: &Host,
+    step: fn(&mut Db) -> Result<(), DbError>,
+) -> rquickjs::Result<()> {
+    let result = step(&mut host.db.borrow_mut());
+    result.map_err(|e| throw(ctx, &format!("db.batch: {e}")))
+}
+
+pub(crate) fn add<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
+    let h = host.clone();
+    set_fn(
+        raw,
+        "dbQuery",
+        move |ctx: Ctx<'js>, sql: String, p: Opt<Value<'js>>| {
+            let p = params(&ctx, "db.query", p)?;
+            query(&ctx, &h, &sql, p)
+        },
+    )?;
+    let h = host.clone();
+    set_fn(
+        raw,
+        "dbExec",
+        move |ctx: Ctx<'js>, sql: String, p: Opt<Value<'js>>| {
+            let p = params(&ctx, "db.exec", p)?;
+            let changes = with_origin(&ctx, |origin| h.db.borrow_mut().exec(&sql, &p, origin))
+                .map_err(|e| throw(&ctx, &format!("db.exec failed: {e}")))?;
+            Ok::<_, rquickjs::Error>(changes as f64)
+        },
+    )?;
+    let h = host.clone();
+    set_fn(raw, "dbLastId", move || h.db.borrow().last_id() as f64)?;
+    for (name, step) in [
+        (
+            "dbBegin",
+            Db::begin_batch as fn(&mut Db) -> Result<(), DbError>,
+        ),
+        ("dbCommit", Db::commit_batch),
+        ("dbRollback", Db::rollback_batch),
+    ] {
+        let h = host.clone();
+        set_fn(raw, name, move |ctx: Ctx<'js>| batch_step(&ctx, &h, step))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,286 @@
+//! Loading an app into a worker's QuickJS runtime and running its handlers.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use rquickjs::promise::PromiseState;
+use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Promise, Runtime, Value};
+
+use cove_caps::Csp;
+use cove_core::{
+    log, App, Engine, Exchange, Flow, HandlerId, RouteTable, ScriptConfig, ScriptError,
+};
+use cove_db::Db;
+
+use crate::error::{describe, describe_rejection, PRELUDE_NAME};
+use crate::host::{Call, Host};
+use crate::modules::{AppLoader, AppResolver, NativeObjects};
+use crate::vm::{new_runtime, Budget};
+
+const PRELUDE: &str = include_str!("prelude.js");
+
+/// Where the app lives and how it is limited.
+pub type JsConfig = ScriptConfig;
+
+/// A loaded JavaScript app: its routes and the engine that runs them.
+pub struct JsApp {
+    routes: RouteTable,
+    engine: JsEngine,
+}
+
+/// Runs handlers by id in one QuickJS runtime. Field order is drop order:
+/// every JS value goes before the context and runtime that own it.
+pub struct JsEngine {
+    handlers: Vec<Persistent<Function<'static>>>,
+    dispatch: Persistent<Function<'static>>,
+    host: Rc<Host>,
+    csp: Rc<Csp>,
+    budget: Arc<Budget>,
+    context: Context,
+    _runtime: Runtime,
+}
+
+/// Per-request script state.
+#[derive(Default)]
+pub struct ReqState {
+    started: bool,
+    has_body: bool,
+    /// The latest write group this request's statements ran in.
+    touched: Option<u64>,
+}
+
+/// Run queued promise jobs (async handlers continue here).
+fn drain_jobs(ctx: &Ctx<'_>) {
+    while ctx.execute_pending_job() {}
+}
+
+/// Evaluate the prelude; returns the dispatcher and stores the module objects.
+fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Function<'js>> {
+    let raw = crate::native::raw_object(ctx, host)?;
+    let opts = {
+        let mut o = rquickjs::context::EvalOptions::default();
+        o.filename = Some(PRELUDE_NAME.into());
+        o.strict = true;
+        o.global = true;
+        o
+    };
+    let setup: Function = ctx.eval_with_options(PRELUDE, opts)?;
+    let out: Object = setup.call((raw,))?;
+    let modules: rquickjs::Array = out.get("modules")?;
+    let objects: NativeObjects = modules.iter::<Object>().collect::<rquickjs::Result<_>>()?;
+    ctx.store_userdata(objects)
+        .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
+    out.get("dispatch")
+}
+
+/// Evaluate the entry module (and what it imports), running top-level await.
+fn run_entry(ctx: &Ctx<'_>, name: &str, source: Vec<u8>, budget: &Budget) -> Result<(), String> {
+    let promise =
+        Module::evaluate(ctx.clone(), name, source).map_err(|e| describe(ctx, e, budget))?;
+    drain_jobs(ctx);
+    settle(ctx, &promise, budget, "the app file").map(drop)
+}
+
+/// The outcome of a promise after the job queue ran dry.
+fn settle<'js>(
+    ctx: &Ctx<'js>,
+    p: &Promise<'js>,
+    budget: &Budget,
+    what: &str,
+) -> Result<Value<'js>, String> {
+    match p.state() {
+        PromiseState::Resolved => match p.result::<Value>() {
+            Some(r) => r.map_err(|e| describe(ctx, e, budget)),
+            None => Ok(Value::new_undefined(ctx.clone())),
+        },
+        PromiseState::Rejected => {
+            let reason = match p.result::<Value>() {
+                Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
+                Some(Ok(v)) => v,
+                _ => Value::new_undefined(ctx.clone()),
+            };
+            Err(describe_rejection(ctx, &reason, budget))
+        }
+        PromiseState::Pending if budget.exceeded() => Err(budget.message()),
+        PromiseState::Pending => Err(format!(
+            "{what} returned a promise that never settled; Cove has no timers, so await only work that completes within the request"
+        )),
+    }
+}
+
+impl JsApp {
+    /// Run the app file once and collect what it registered. Errors come
+    /// back as `file:line: message`.
+    pub fn load(config: &JsConfig, db: Db) -> Result<JsApp, String> {
+        let display = config.display_name();
+        let source = std::fs::read(&config.entry)
+            .map_err(|e| format!("{display}: cannot read the app file: {e}"))?;
+        let (runtime, context, budget) =
+            new_runtime(&config.limits).map_err(|e| format!("cannot start QuickJS: {e}"))?;
+        runtime.set_loader(
+            AppResolver,
+            AppLoader {
+                app_dir: config.app_dir.clone(),
+            },
+        );
+        let mut db = db;
+        db.set_group_commit(config.group_commit);
+        let host = Rc::new(Host::new(db));
+
+        let loaded = context.with(|ctx| {
+            let dispatch = install(&ctx, &host).map_err(|e| describe(&ctx, e, &budget))?;
+            budget.reset();
+            let entry = run_entry(&ctx, &display, source, &budget);
+            Ok::<_, String>((Persistent::save(&ctx, dispatch), entry))
+        });
+        {
+            let mut db = host.db.borrow_mut();
+            if db.rollback_stale() {
+                log::warn("rolled back a transaction the app file left open");
+            }
+            // Load-time writes (seeding) commit before serving starts.
+            db.commit_group();
+            db.take_touched();
+        }
+        let (routes, handlers, csp) = {
+            let mut reg = host.registry.borrow_mut();
+            reg.loading = false;
+            let csp = reg
+                .manifest
+                .as_ref()
+                .map(|m| m.csp.clone())
+                .unwrap_or_default();
+            (
+                std::mem::take(&mut reg.routes),
+                std::mem::take(&mut reg.handlers),
+                csp,
+            )
+        };
+        let (dispatch, entry) = loaded?;
+        entry?;
+        if routes.route_count() == 0 {
+            return Err(format!(
+                "{display}: no routes registered; add one, e.g. app.get(\"/\", (req, res) => res.text(\"hi\"))"
+            ));
+        }
+        Ok(JsApp {
+            routes,
+            engine: JsEngine {
+                handlers,
+                dispatch,
+                host,
+                csp: Rc::new(csp),
+                budget,
+                context,
+                _runtime: runtime,
+            },
+        })
+    }
+}
+
+impl App for JsApp {
+    type Engine = JsEngine;
+    fn routes(&self) -> &RouteTable {
+        &self.routes
+    }
+    fn engine(&self) -> &JsEngine {
+        &self.engine
+    }
+}
+
+/// Hull: a non-zero number (`ToInt32`) or `true` short-circuits.
+fn flow_of(v: &Value<'_>) -> Flow {
+    let stop = if let Some(i) = v.as_int() {
+        i != 0
+    } else if let Some(f) = v.as_float() {
+        f.is_finite() && f.trunc().rem_euclid(4_294_967_296.0) != 0.0
+    } else {
+        v.as_bool() == Some(true)
+    };
+    if stop {
+        Flow::Stop
+    } else {
+        Flow::Continue
+    }
+}
+
+impl JsEngine {
+    fn run<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        id: HandlerId,
+        fresh: bool,
+        body_read: bool,
+    ) -> Result<Flow, String> {
+        let fail = |e| describe(ctx, e, &self.budget);
+        let handler = self
+            .handlers
+            .get(id as usize)
+            .ok_or_else(|| format!("no handler {id}"))?;
+        let handler = handler.clone().restore(ctx).map_err(fail)?;
+        let dispatch = self.dispatch.clone().restore(ctx).map_err(fail)?;
+        let ret: Value = dispatch.call((handler, fresh, body_read)).map_err(fail)?;
+        drain_jobs(ctx);
+        let ret = match ret.as_promise() {
+            Some(p) => settle(ctx, p, &self.budget, "the handler")?,
+            None => ret,
+        };
+        if self.budget.exceeded() {
+            return Err(self.budget.message());
+        }
+        Ok(flow_of(&ret))
+    }
+}
+
+impl Engine for JsEngine {
+    type State = ReqState;
+
+    fn touched_group(&self, st: &ReqState) -> Option<u64> {
+        st.touched
+    }
+    fn group_open(&self) -> bool {
+        self.host.db.borrow().group_open()
+    }
+    fn commit_group(&self) -> bool {
+        self.host.db.borrow_mut().commit_group()
+    }
+    fn group_result(&self, group: u64) -> Option<bool> {
+        self.host.db.borrow().group_result(group)
+    }
+
+    fn call(
+        &self,
+        id: HandlerId,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+    ) -> Result<Flow, ScriptError> {
+        // Lend the request and the response to the natives for this call.
+        let fresh = !st.started;
+        let body_read = st.started && !st.has_body && ex.req.body.is_some();
+        *self.host.call.borrow_mut() = Some(Call {
+            res: std::mem::take(&mut ex.res),
+            csp: self.csp.clone(),
+            req: std::mem::take(&mut ex.req),
+        });
+        self.budget.reset();
+        let result = self
+            .context
+            .with(|ctx| self.run(&ctx, id, fresh, body_read));
+        if let Some(call) = self.host.call.borrow_mut().take() {
+            ex.res = call.res;
+            ex.req = call.req;
+        }
+        st.started = true;
+        st.has_body = ex.req.body.is_some();
+        {
+            let mut db = self.host.db.borrow_mut();
+            if db.rollback_stale() {
+                log::warn("rolled back a transaction the script left open");
+            }
+            if let Some(group) = db.take_touched() {
+                st.touched = Some(st.touched.map_or(group, |g| g.max(group)));
+            }
+        }
+        result.map_err(|message| ScriptError { message })
+    }
+}

@@ -1,0 +1,84 @@
+//! State the native functions share on one worker: the database, what the
+//! app registered, and the request/response of the call in progress.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rquickjs::{Function, Persistent};
+
+use cove_caps::{Csp, Manifest};
+use cove_core::{HandlerId, Request, Response, RouteError, RouteTable};
+use cove_db::Db;
+
+/// What the app file registered while it loaded.
+pub(crate) struct Registry {
+    /// Registration is only allowed while the app file runs.
+    pub(crate) loading: bool,
+    pub(crate) routes: RouteTable,
+    pub(crate) handlers: Vec<Persistent<Function<'static>>>,
+    pub(crate) manifest: Option<Manifest>,
+}
+
+/// The call in progress: the response being built and the request parts the
+/// lazy `req` fields are made from.
+pub(crate) struct Call {
+    pub(crate) res: Response,
+    pub(crate) csp: Rc<Csp>,
+    pub(crate) req: Request,
+}
+
+pub(crate) struct Host {
+    pub(crate) db: RefCell<Db>,
+    pub(crate) registry: RefCell<Registry>,
+    pub(crate) call: RefCell<Option<Call>>,
+}
+
+impl Host {
+    pub(crate) fn new(db: Db) -> Host {
+        Host {
+            db: RefCell::new(db),
+            registry: RefCell::new(Registry {
+                loading: true,
+                routes: RouteTable::new(),
+                handlers: Vec::new(),
+                manifest: None,
+            }),
+            call: RefCell::new(None),
+        }
+    }
+
+    /// Add a handler through `add`; fails once the app has loaded.
+    pub(crate) fn register(
+        &self,
+        api: &str,
+        f: Persistent<Function<'static>>,
+        add: impl FnOnce(&mut RouteTable, HandlerId) -> Result<(), RouteError>,
+    ) -> Result<(), String> {
+        let mut reg = self.registry.borrow_mut();
+        if !reg.loading {
+            return Err(format!(
+                "app.{api}: routes and middleware must be registered while the app loads (at the top level of the app file)"
+            ));
+        }
+        let id = reg.handlers.len() as HandlerId;
+        add(&mut reg.routes, id).map_err(|e| format!("app.{api}: {e}"))?;
+        reg.handlers.push(f);
+        Ok(())
+    }
+
+    /// Run `f` on the call in progress, or fail with a message naming
+    /// `object.api` (formatted only then: this is on every request's path).
+    pub(crate) fn with_call<R>(
+        &self,
+        object: &str,
+        api: &str,
+        f: impl FnOnce(&mut Call) -> Result<R, String>,
+    ) -> Result<R, String> {
+        match self.call.borrow_mut().as_mut() {
+            Some(call) => f(call),
+            None => Err(format!(
+                "{object}.{api}: this request has ended; use req and res only inside their own handler"
+            )),
+        }
+    }
+}

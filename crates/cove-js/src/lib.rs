@@ -1,0 +1,17 @@
+//! The JavaScript runtime: QuickJS (quickjs-ng, through rquickjs) bound to
+//! Cove's capabilities with Hull's JS API (`hull:app`, `hull:db`, …).
+//! Value conversion and error mapping live here; behaviour lives in
+//! cove-core, cove-db and cove-caps, shared with the Lua runtime.
+
+mod db;
+mod engine;
+mod error;
+mod host;
+mod jsonenc;
+mod modules;
+mod native;
+mod response;
+mod vm;
+
+pub use engine::{JsApp, JsConfig, JsEngine};
+pub use vm::POLL_WEIGHT;

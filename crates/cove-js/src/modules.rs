@@ -1,0 +1,153 @@
+//! ES module resolution and loading (Hull §2.3): `hull:*` modules from Rust,
+//! and the app's own files by relative path, confined to the app directory.
+
+use std::path::PathBuf;
+
+use rquickjs::loader::{ImportAttributes, Loader, Resolver};
+use rquickjs::module::{Declarations, Exports, ModuleDef};
+use rquickjs::{Ctx, Exception, Module, Object, Result};
+
+/// Hull's built-in modules: (specifier, export name). Each re-exports one
+/// object the prelude built, through the internal `cove:native` module.
+pub(crate) const BUILTINS: &[(&str, &str)] = &[
+    ("hull:app", "app"),
+    ("hull:db", "db"),
+    ("hull:json", "json"),
+    ("hull:time", "time"),
+    ("hull:env", "env"),
+    ("hull:log", "log"),
+];
+
+const NATIVE: &str = "cove:native";
+
+/// Modules larger than this are refused (as in Hull).
+const MAX_MODULE: u64 = 10 * 1024 * 1024;
+
+/// The module objects, in [`BUILTINS`] order, kept as runtime userdata.
+pub(crate) type NativeObjects<'js> = Vec<Object<'js>>;
+
+struct Native;
+
+impl ModuleDef for Native {
+    fn declare<'js>(decl: &Declarations<'js>) -> Result<()> {
+        for (_, name) in BUILTINS {
+            decl.declare(*name)?;
+        }
+        Ok(())
+    }
+
+    fn evaluate<'js>(ctx: &Ctx<'js>, exports: &Exports<'js>) -> Result<()> {
+        let objects = ctx
+            .userdata::<NativeObjects<'js>>()
+            .ok_or_else(|| Exception::throw_internal(ctx, "hull modules are not ready"))?;
+        for ((_, name), obj) in BUILTINS.iter().zip(objects.iter()) {
+            exports.export(*name, obj.clone())?;
+        }
+        Ok(())
+    }
+}
+
+/// Turns import specifiers into module names: `hull:*` as is, app files as
+/// paths relative to the app directory (`lib/util.js`).
+pub(crate) struct AppResolver;
+
+fn invalid(ctx: &Ctx<'_>, name: &str, base: &str, why: &str) -> rquickjs::Error {
+    Exception::throw_reference(
+        ctx,
+        &format!("invalid module path {name:?} imported from {base}: {why}"),
+    )
+}
+
+impl Resolver for AppResolver {
+    fn resolve<'js>(
+        &mut self,
+        ctx: &Ctx<'js>,
+        base: &str,
+        name: &str,
+        _attributes: Option<ImportAttributes<'js>>,
+    ) -> Result<String> {
+        if name.starts_with("hull:") {
+            if BUILTINS.iter().any(|(spec, _)| *spec == name) {
+                return Ok(name.to_string());
+            }
+            return Err(Exception::throw_reference(
+                ctx,
+                &format!("unknown hull module: {name}"),
+            ));
+        }
+        if name == NATIVE && base.starts_with("hull:") {
+            return Ok(name.to_string());
+        }
+        if name.starts_with('/') {
+            return Err(invalid(
+                ctx,
+                name,
+                base,
+                "absolute paths are not allowed; use ./path",
+            ));
+        }
+        if name.split('/').any(|part| part == "..") {
+            return Err(invalid(
+                ctx,
+                name,
+                base,
+                "`..` is not allowed; modules stay inside the app directory",
+            ));
+        }
+        let Some(rel) = name.strip_prefix("./") else {
+            return Err(Exception::throw_reference(
+                ctx,
+                &format!(
+                    "cannot import {name:?} from {base}: import app files as \"./path.js\" and Cove modules as \"hull:name\""
+                ),
+            ));
+        };
+        let dir = base.rsplit_once('/').map_or("", |(d, _)| d);
+        let parts = dir
+            .split('/')
+            .chain(rel.split('/'))
+            .filter(|p| !p.is_empty() && *p != ".");
+        Ok(parts.collect::<Vec<_>>().join("/"))
+    }
+}
+
+/// Loads what [`AppResolver`] named.
+pub(crate) struct AppLoader {
+    pub(crate) app_dir: PathBuf,
+}
+
+impl Loader for AppLoader {
+    fn load<'js>(
+        &mut self,
+        ctx: &Ctx<'js>,
+        name: &str,
+        _attributes: Option<ImportAttributes<'js>>,
+    ) -> Result<Module<'js, rquickjs::module::Declared>> {
+        if name == NATIVE {
+            return Module::declare_def::<Native, _>(ctx.clone(), name);
+        }
+        if let Some((_, export)) = BUILTINS.iter().find(|(spec, _)| *spec == name) {
+            let source = format!("export {{ {export} }} from \"{NATIVE}\";");
+            return Module::declare(ctx.clone(), name, source);
+        }
+        let path = self.app_dir.join(name);
+        let fail = |why: String| {
+            Exception::throw_reference(ctx, &format!("cannot import ./{name}: {why}"))
+        };
+        let meta = std::fs::metadata(&path).map_err(|e| fail(e.to_string()))?;
+        if meta.len() > MAX_MODULE {
+            return Err(fail(format!("larger than {MAX_MODULE} bytes")));
+        }
+        let source = std::fs::read(&path).map_err(|e| fail(e.to_string()))?;
+        if name.ends_with(".json") {
+            let text = String::from_utf8(source).map_err(|_| fail("not UTF-8".into()))?;
+            let literal = serde_json::to_string(&text).map_err(|e| fail(e.to_string()))?;
+            return Module::declare(
+                ctx.clone(),
+                name,
+                format!("export default JSON.parse({literal});"),
+            );
+        }
+        Module::declare(ctx.clone(), name, source)
+    }
+}

@@ -1,0 +1,229 @@
+//! The native functions handed to the prelude (`raw.*`). Each is a thin
+//! adapter: convert arguments, call the capability, convert the result.
+//! Failures are thrown as JS errors whose message names the API.
+
+use std::rc::Rc;
+
+use rquickjs::function::{Opt, Rest};
+use rquickjs::{Ctx, Exception, Function, Object, Persistent, Value};
+
+use cove_caps::log::Level;
+use cove_caps::{env, time, Manifest};
+use cove_core::{parse_query, Phase, Request};
+
+use crate::host::Host;
+
+/// Throw a plain `Error` with `msg`.
+pub(crate) fn throw(ctx: &Ctx<'_>, msg: &str) -> rquickjs::Error {
+    Exception::throw_message(ctx, msg)
+}
+
+/// `typeof`-style name of a value, for error messages.
+pub(crate) fn type_name(v: &Value<'_>) -> &'static str {
+    if v.is_null() {
+        "null"
+    } else if v.is_undefined() {
+        "undefined"
+    } else if v.is_bool() {
+        "boolean"
+    } else if v.is_number() {
+        "number"
+    } else if v.is_string() {
+        "string"
+    } else if v.is_array() {
+        "array"
+    } else if v.is_function() {
+        "function"
+    } else {
+        "object"
+    }
+}
+
+/// A string argument: strings as they are, numbers formatted, null/undefined
+/// empty; anything else is an error naming `api` and `what`.
+pub(crate) fn text_arg(
+    ctx: &Ctx<'_>,
+    v: &Value<'_>,
+    api: &str,
+    what: &str,
+) -> rquickjs::Result<String> {
+    if let Some(s) = v.as_string() {
+        return s.to_string();
+    }
+    if let Some(i) = v.as_int() {
+        return Ok(i.to_string());
+    }
+    if let Some(f) = v.as_float() {
+        return Ok(js_number(f));
+    }
+    if v.is_null() || v.is_undefined() {
+        return Ok(String::new());
+    }
+    Err(throw(
+        ctx,
+        &format!("{api}: {what} must be a string, got {}", type_name(v)),
+    ))
+}
+
+/// How JavaScript prints a number (`String(1.5)`, `String(2)`).
+pub(crate) fn js_number(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        format!("{f:.0}")
+    } else {
+        f.to_string()
+    }
+}
+
+pub(crate) fn set_fn<'js, P, F>(obj: &Object<'js>, name: &str, f: F) -> rquickjs::Result<()>
+where
+    F: rquickjs::function::IntoJsFunc<'js, P> + 'js,
+{
+    obj.set(name, Function::new(obj.ctx().clone(), f)?.with_name(name)?)
+}
+
+/// `raw.register(api, phase, method, pattern, fn)`: a route (`phase` null)
+/// or a middleware.
+fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
+    let h = host.clone();
+    set_fn(
+        raw,
+        "register",
+        move |ctx: Ctx<'js>,
+              api: String,
+              phase: Value<'js>,
+              method: String,
+              pattern: String,
+              f: Function<'js>| {
+            let saved = Persistent::save(&ctx, f);
+            let result = match phase
+                .as_string()
+                .map(|s| s.to_string())
+                .transpose()?
+                .as_deref()
+            {
+                None => h.register(&api, saved, |t, id| t.add_route(&method, &pattern, id)),
+                Some(p) => {
+                    let phase = if p == "pre" { Phase::Pre } else { Phase::Post };
+                    h.register(&api, saved, |t, id| {
+                        t.add_middleware(phase, &method, &pattern, id)
+                    })
+                }
+            };
+            result.map_err(|e| throw(&ctx, &e))
+        },
+    )?;
+    let h = host.clone();
+    set_fn(raw, "manifest", move |ctx: Ctx<'js>, text: String| {
+        let fail = |e: String| throw(&ctx, &format!("app.manifest: {e}"));
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+        let manifest = Manifest::from_value(value).map_err(|e| throw(&ctx, &e.to_string()))?;
+        let mut reg = h.registry.borrow_mut();
+        if reg.manifest.is_some() {
+            return Err(throw(&ctx, &cove_caps::ManifestError::Twice.to_string()));
+        }
+        reg.manifest = Some(manifest);
+        Ok(())
+    })
+}
+
+/// What `raw.reqLazy(which)` builds, in the prelude's `fields` order.
+const REQ_FIELDS: [&str; 6] = ["query", "headers", "method", "path", "params", "body"];
+
+/// `raw.reqLazy(which)`: one `req` field of the call in progress, built on
+/// first read.
+fn add_request<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
+    let h = host.clone();
+    set_fn(raw, "reqLazy", move |ctx: Ctx<'js>, which: usize| {
+        let name = REQ_FIELDS.get(which).copied().unwrap_or("body");
+        let field = h
+            .with_call("req", name, |call| Ok(req_field(&ctx, &call.req, name)))
+            .map_err(|e| throw(&ctx, &e))?;
+        field
+    })
+}
+
+fn pairs_object<'js, K: AsRef<str>, V: AsRef<str>>(
+    ctx: &Ctx<'js>,
+    pairs: impl IntoIterator<Item = (K, V)>,
+) -> rquickjs::Result<Value<'js>> {
+    let obj = Object::new(ctx.clone())?;
+    for (k, v) in pairs {
+        obj.set(k.as_ref(), v.as_ref())?;
+    }
+    Ok(obj.into_value())
+}
+
+fn req_field<'js>(ctx: &Ctx<'js>, req: &Request, name: &str) -> rquickjs::Result<Value<'js>> {
+    let text = |s: &str| rquickjs::String::from_str(ctx.clone(), s).map(|s| s.into_value());
+    match name {
+        "query" => pairs_object(
+            ctx,
+            req.query.as_deref().map(parse_query).unwrap_or_default(),
+        ),
+        "headers" => pairs_object(ctx, req.joined_headers()),
+        "method" => text(&req.method),
+        "path" => text(&req.path),
+        "params" => pairs_object(ctx, req.params.iter().map(|(k, v)| (k, v))),
+        // JS strings hold text: the body is read as UTF-8 (as in Hull).
+        _ => match &req.body {
+            Some(b) => text(&String::from_utf8_lossy(b)),
+            None => Ok(Value::new_null(ctx.clone())),
+        },
+    }
+}
+
+fn add_time<'js>(raw: &Object<'js>) -> rquickjs::Result<()> {
+    // Milliseconds do not fit in an int32: hand them over as doubles.
+    set_fn(raw, "timeNow", || time::now() as f64)?;
+    set_fn(raw, "timeNowMs", || time::now_ms() as f64)?;
+    set_fn(raw, "timeClock", || time::clock() as f64)?;
+    set_fn(raw, "timeDate", time::date)?;
+    set_fn(raw, "timeDatetime", time::datetime)
+}
+
+fn add_env_log<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
+    let h = host.clone();
+    set_fn(raw, "envGet", move |ctx: Ctx<'js>, name: Value<'js>| {
+        let name = text_arg(&ctx, &name, "env.get", "name")?;
+        let reg = h.registry.borrow();
+        let allow = reg.manifest.as_ref().and_then(|m| m.env.as_deref());
+        env::get(allow, &name).map_err(|e| throw(&ctx, &format!("env.get: {e}")))
+    })?;
+    set_fn(raw, "log", |level: i32, lines: Rest<String>| {
+        let level = match level {
+            0 => Level::Debug,
+            1 => Level::Info,
+            2 => Level::Warn,
+            _ => Level::Error,
+        };
+        if cove_core::log::enabled(level) {
+            cove_caps::log::app(level, lines.0.iter().map(String::as_str));
+        }
+    })?;
+    set_fn(raw, "logEnabled", |level: i32| {
+        let level = if level == 0 {
+            Level::Debug
+        } else {
+            Level::Info
+        };
+        cove_core::log::enabled(level)
+    })
+}
+
+/// The `raw` object the prelude receives.
+pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
+    let raw = Object::new(ctx.clone())?;
+    add_app(&raw, host)?;
+    add_request(&raw, host)?;
+    add_time(&raw)?;
+    add_env_log(&raw, host)?;
+    crate::db::add(&raw, host)?;
+    raw.set("resProto", crate::response::prototype(ctx, host)?)?;
+    Ok(raw)
+}
+
+/// `Opt<Value>` as a plain value (`undefined` when absent).
+pub(crate) fn opt_value<'js>(ctx: &Ctx<'js>, v: Opt<Value<'js>>) -> Value<'js> {
+    v.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))
+}

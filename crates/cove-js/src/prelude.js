@@ -1,0 +1,152 @@
+// Cove's JavaScript prelude, evaluated once per worker with the native
+// functions (`raw`). It builds Hull's module objects and `console`, closes
+// the ways to compile code from strings, and returns the dispatcher the
+// engine calls for every handler and middleware.
+(function (raw) {
+  "use strict";
+  const { register } = raw;
+  const stringify = JSON.stringify, parse = JSON.parse;
+  const defineProperty = Object.defineProperty;
+
+  // ---- app (Hull §3.1) ----------------------------------------------------
+  const app = {};
+  let manifest;
+  const route = (api, method) =>
+    function (pattern, handler) {
+      if (typeof handler !== "function") throw new TypeError("handler must be a function");
+      register(api, null, method, String(pattern), handler);
+    };
+  for (const [api, method] of [
+    ["get", "GET"], ["post", "POST"], ["put", "PUT"], ["del", "DELETE"],
+    ["delete", "DELETE"], ["patch", "PATCH"], ["options", "OPTIONS"],
+  ]) {
+    app[api] = route(api, method);
+  }
+  const middleware = (api, phase) =>
+    function (method, pattern, handler) {
+      if (typeof method !== "string" || typeof pattern !== "string" || typeof handler !== "function") {
+        throw new TypeError(`app.${api} requires (method, pattern, handler)`);
+      }
+      register(api, phase, method, pattern, handler);
+    };
+  app.use = middleware("use", "pre");
+  app.usePost = middleware("usePost", "post");
+  app.manifest = (m) => {
+    raw.manifest(stringify(m === undefined ? null : m));
+    manifest = m;
+  };
+  app.getManifest = () => manifest;
+  app.config = () => {};
+  app.static = () => {};
+
+  // ---- db (Hull §5) ---------------------------------------------------------
+  const { dbBegin, dbCommit, dbRollback } = raw;
+  const db = {
+    query: raw.dbQuery,
+    exec: raw.dbExec,
+    lastId: raw.dbLastId,
+    batch(fn) {
+      if (typeof fn !== "function") throw new TypeError("db.batch requires a function");
+      dbBegin();
+      let result;
+      try {
+        result = fn();
+      } catch (e) {
+        dbRollback();
+        throw e;
+      }
+      dbCommit();
+      return result;
+    },
+  };
+
+  // ---- json, time, env, log, console (Hull §6) -----------------------------
+  const json = {
+    encode: (v) => stringify(v) ?? "null",
+    decode: (s) => parse(s),
+  };
+  const time = {
+    now: raw.timeNow, nowMs: raw.timeNowMs, clock: raw.timeClock,
+    date: raw.timeDate, datetime: raw.timeDatetime,
+  };
+  const env = { get: raw.envGet };
+  const text = (v) => {
+    if (typeof v === "string") return v;
+    if (v instanceof Error) return v.stack ? `${v}\n${v.stack}` : String(v);
+    if (v !== null && typeof v === "object") {
+      try { return stringify(v); } catch { return String(v); }
+    }
+    return String(v);
+  };
+  // Each argument is its own log line, as in Hull.
+  const logAt = (level) => (...args) => {
+    if (level === 0 && !raw.logEnabled(0)) return;
+    raw.log(level, ...args.map(text));
+  };
+  const log = { debug: logAt(0), info: logAt(1), warn: logAt(2), error: logAt(3) };
+  globalThis.console = {
+    log: log.info, info: log.info, debug: log.debug, warn: log.warn, error: log.error,
+  };
+
+  // ---- req / res (Hull §4) --------------------------------------------------
+  // A req starts with no own properties: each field is built from the
+  // request in progress on first read (most handlers read few or none) and
+  // then becomes an ordinary own property of that req.
+  const { reqLazy, resProto } = raw;
+  let current = null;
+  const own = (obj, name, value) =>
+    defineProperty(obj, name, { value, writable: true, enumerable: true, configurable: true });
+  const lazy = (name, make) => ({
+    get() {
+      if (this !== current) {
+        throw new Error(`req.${name} read after its request ended; copy what you need while handling it`);
+      }
+      const v = make();
+      own(this, name, v);
+      return v;
+    },
+    set(v) {
+      own(this, name, v);
+    },
+    enumerable: false,
+    configurable: true,
+  });
+  function Req() {}
+  Req.prototype.header = function header(name) {
+    return this.headers[String(name).toLowerCase()];
+  };
+  const fields = ["query", "headers", "method", "path", "params", "body"];
+  fields.forEach((name, which) => defineProperty(Req.prototype, name, lazy(name, () => reqLazy(which))));
+  defineProperty(Req.prototype, "ctx", lazy("ctx", () => ({})));
+  // One `res` per worker, as in the Lua runtime (its methods write into the
+  // response of the call in progress); making one per request cost ~1k
+  // instructions.
+  const res = Object.create(resProto);
+
+  // The engine calls this for every handler and middleware of a request:
+  // `fresh` starts a new one; `bodyRead` says the body arrived since the
+  // last call (pre-body middleware saw `body` as null).
+  function dispatch(handler, fresh, bodyRead) {
+    if (fresh) {
+      current = new Req();
+    } else if (bodyRead) {
+      delete current.body;
+    }
+    return handler(current, res);
+  }
+
+  // ---- no code from strings (Hull deletes eval and Function; the
+  // constructor route `(function(){}).constructor` is closed too) -----------
+  const refuse = function () {
+    throw new EvalError("code generation from strings is disabled in Cove apps");
+  };
+  for (const f of [function () {}, async function () {}, function* () {}, async function* () {}]) {
+    defineProperty(Object.getPrototypeOf(f), "constructor", {
+      value: refuse, writable: false, enumerable: false, configurable: false,
+    });
+  }
+  delete globalThis.eval;
+  delete globalThis.Function;
+
+  return { dispatch, modules: [app, db, json, time, env, log] };
+})
