@@ -1,32 +1,89 @@
-//! Every route of examples/hello and examples/rest_api.
+//! Every route of examples/hello and examples/rest_api, in both versions of
+//! each app: every check takes the runtime, and `both!` turns it into a test
+//! against `app.lua` and one against `app.js`. Where the two apps answer
+//! differently (the runtime's name, the echo of a missing body) the check
+//! says so explicitly.
 
 use serde_json::json;
 
-use crate::util::{example, Server};
+use crate::util::{example_file, Server};
 
-fn hello() -> Server {
-    Server::start(&example("hello"), &[])
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lang {
+    Lua,
+    Js,
 }
 
-fn rest() -> Server {
-    Server::start(&example("rest_api"), &[])
+impl Lang {
+    fn ext(self) -> &'static str {
+        match self {
+            Lang::Lua => "lua",
+            Lang::Js => "js",
+        }
+    }
 }
 
-#[test]
-fn hello_root_in_english_and_hungarian() {
-    let s = hello();
+fn hello(lang: Lang) -> Server {
+    Server::start(&example_file("hello", lang.ext()), &[])
+}
+
+fn rest(lang: Lang) -> Server {
+    Server::start(&example_file("rest_api", lang.ext()), &[])
+}
+
+/// For every check `name(lang)`: tests `name::lua` and `name::js`.
+macro_rules! both {
+    ($($check:ident),* $(,)?) => {$(
+        mod $check {
+            #[test]
+            fn lua() {
+                super::$check(super::Lang::Lua);
+            }
+
+            #[test]
+            fn js() {
+                super::$check(super::Lang::Js);
+            }
+        }
+    )*};
+}
+
+both!(
+    hello_root_in_english_and_hungarian,
+    hello_visits_lists_the_last_20,
+    hello_health,
+    hello_echo,
+    hello_greet_get_and_post,
+    hello_head_has_get_headers_and_no_body,
+    rest_create_list_and_get,
+    rest_missing_task_is_404,
+    rest_create_validation,
+    rest_put_updates_title_and_done,
+    rest_delete,
+);
+
+fn hello_root_in_english_and_hungarian(lang: Lang) {
+    // Each app names its own runtime in its welcome message.
+    let (en, hu) = match lang {
+        Lang::Lua => ("Hello from Cove + Lua!", "Szia a Cove + Lua-ból!"),
+        Lang::Js => (
+            "Hello from Cove + JavaScript!",
+            "Szia a Cove + JavaScript-ből!",
+        ),
+    };
+    let s = hello(lang);
     let r = s.get("/");
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/json"));
     let v = r.json();
-    assert_eq!(v["message"], "Hello from Cove + Lua!");
+    assert_eq!(v["message"], en);
     assert_eq!(v["lang"], "en");
     let t = v["time"].as_str().expect("time is a string");
     assert_eq!(t.len(), "2026-01-01T00:00:00Z".len(), "{t}");
     assert!(t.ends_with('Z') && t.as_bytes()[10] == b'T', "{t}");
 
     let v = s.get("/?lang=hu").json();
-    assert_eq!(v["message"], "Szia a Cove + Lua-ból!");
+    assert_eq!(v["message"], hu);
     assert_eq!(v["lang"], "hu");
     let v = s
         .request("GET", "/", &[("Accept-Language", "hu-HU,hu;q=0.9")], None)
@@ -38,9 +95,8 @@ fn hello_root_in_english_and_hungarian() {
     assert_eq!(v["lang"], "en");
 }
 
-#[test]
-fn hello_visits_lists_the_last_20() {
-    let s = hello();
+fn hello_visits_lists_the_last_20(lang: Lang) {
+    let s = hello(lang);
     assert_eq!(s.get("/visits").body, b"[]");
     for _ in 0..22 {
         assert_eq!(s.get("/").status, 200);
@@ -58,29 +114,35 @@ fn hello_visits_lists_the_last_20() {
     }
 }
 
-#[test]
-fn hello_health() {
-    let r = hello().get("/health");
+fn hello_health(lang: Lang) {
+    let r = hello(lang).get("/health");
     assert_eq!(r.status, 200);
     let v = r.json();
     assert_eq!(v["status"], "ok");
-    assert_eq!(v["runtime"], "lua");
+    let runtime = match lang {
+        Lang::Lua => "lua",
+        Lang::Js => "js",
+    };
+    assert_eq!(v["runtime"], runtime);
     assert!(v["uptime"].as_i64().unwrap() >= 0, "{v}");
 }
 
-#[test]
-fn hello_echo() {
-    let s = hello();
+fn hello_echo(lang: Lang) {
+    let s = hello(lang);
     let r = s.post("/echo", "ping");
     assert_eq!((r.status, r.json()), (200, json!({"body": "ping"})));
-    // No body: the table is empty and encodes as [].
+    // No body: Lua's `{ body = nil }` is an empty table, which encodes as
+    // []; JavaScript keeps the key with null.
+    let empty = match lang {
+        Lang::Lua => "[]",
+        Lang::Js => r#"{"body":null}"#,
+    };
     let r = s.request("POST", "/echo", &[], None);
-    assert_eq!((r.status, r.text().as_str()), (200, "[]"));
+    assert_eq!((r.status, r.text().as_str()), (200, empty));
 }
 
-#[test]
-fn hello_greet_get_and_post() {
-    let s = hello();
+fn hello_greet_get_and_post(lang: Lang) {
+    let s = hello(lang);
     let r = s.get("/greet/World");
     assert_eq!(r.status, 200);
     assert_eq!(r.json(), json!({"greeting": "Hello, World!", "lang": "en"}));
@@ -104,9 +166,8 @@ fn hello_greet_get_and_post() {
     );
 }
 
-#[test]
-fn hello_head_has_get_headers_and_no_body() {
-    let s = hello();
+fn hello_head_has_get_headers_and_no_body(lang: Lang) {
+    let s = hello(lang);
     let get = s.get("/");
     let mut conn = s.conn();
     let head = conn.request("HEAD", "/", &[], None);
@@ -125,9 +186,8 @@ fn hello_head_has_get_headers_and_no_body() {
     assert_eq!(conn.request("GET", "/health", &[], None).status, 200);
 }
 
-#[test]
-fn rest_create_list_and_get() {
-    let s = rest();
+fn rest_create_list_and_get(lang: Lang) {
+    let s = rest(lang);
     assert_eq!(s.get("/tasks").text(), "[]");
     let r = s.post("/tasks", r#"{"title":"first"}"#);
     assert_eq!(r.status, 201);
@@ -155,9 +215,8 @@ fn rest_create_list_and_get() {
     assert!(v["created_at"].as_i64().unwrap() > 1_600_000_000);
 }
 
-#[test]
-fn rest_missing_task_is_404() {
-    let s = rest();
+fn rest_missing_task_is_404(lang: Lang) {
+    let s = rest(lang);
     for (method, body) in [("GET", None), ("PUT", Some(&b"{}"[..])), ("DELETE", None)] {
         let r = s.request(method, "/tasks/99", &[], body);
         assert_eq!(r.status, 404, "{method}");
@@ -165,9 +224,8 @@ fn rest_missing_task_is_404() {
     }
 }
 
-#[test]
-fn rest_create_validation() {
-    let s = rest();
+fn rest_create_validation(lang: Lang) {
+    let s = rest(lang);
     for bad in ["{not json", "", "null"] {
         let r = s.request("POST", "/tasks", &[], Some(bad.as_bytes()));
         assert_eq!(r.status, 400, "{bad:?}");
@@ -181,9 +239,8 @@ fn rest_create_validation() {
     assert_eq!(s.get("/tasks").text(), "[]", "nothing was inserted");
 }
 
-#[test]
-fn rest_put_updates_title_and_done() {
-    let s = rest();
+fn rest_put_updates_title_and_done(lang: Lang) {
+    let s = rest(lang);
     s.post("/tasks", r#"{"title":"a"}"#);
     let put = |body: &str| s.request("PUT", "/tasks/1", &[], Some(body.as_bytes()));
     let r = put(r#"{"done":true}"#);
@@ -207,9 +264,8 @@ fn rest_put_updates_title_and_done() {
     );
 }
 
-#[test]
-fn rest_delete() {
-    let s = rest();
+fn rest_delete(lang: Lang) {
+    let s = rest(lang);
     s.post("/tasks", r#"{"title":"a"}"#);
     s.post("/tasks", r#"{"title":"b"}"#);
     let r = s.request("DELETE", "/tasks/1", &[], None);
