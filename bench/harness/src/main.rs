@@ -40,7 +40,10 @@ pub struct Config {
     /// Requests per route in `--instructions` mode (the large run sends 10×).
     pub instr_requests: u64,
     pub cove: PathBuf,
+    /// The Lua app (also what `--instructions` measures).
     pub app: PathBuf,
+    /// The JavaScript twin of `app`.
+    pub js_app: PathBuf,
     pub root: PathBuf,
     pub out_dir: PathBuf,
     pub server_core: u32,
@@ -54,14 +57,14 @@ const HELP: &str = "\
 cove-bench: Cove and its peers on the same machine (run it through bench/run)
 
 Installs the peer servers of bench/peers/ into bench/.peers/, starts Cove
-(its scriptless baseline, the Lua app of bench/apps/hello/) and every peer
-in its single-worker configuration pinned to core 0 (plus two-worker
-variants on both cores), checks every route's response, then drives them
-with wrk (-t1, pinned to core 1) in interleaved rounds. Reports req/s,
-p50/p99, server CPU-µs per request (whole process tree, from /proc), the
-CPU ratio to the raw baseline, memory and size. Writes bench/results/
-latest.md, latest.json and SVG charts; a full run (no --quick, no --only)
-also updates docs/benchmarks.md.
+(its scriptless baseline, the Lua and the JavaScript app of
+bench/apps/hello/) and every peer in its single-worker configuration pinned
+to core 0 (plus two-worker variants on both cores), checks every route's
+response, then drives them with wrk (-t1, pinned to core 1) in interleaved
+rounds. Reports req/s, p50/p99, server CPU-µs per request (whole process
+tree, from /proc), the CPU ratio to the raw baseline, memory and size.
+Writes bench/results/latest.md, latest.json and SVG charts; a full run (no
+--quick, no --only) also updates docs/benchmarks.md.
 
 Options:
   --quick            1 round × 2 s (warm-up 1 s) instead of 3 × 5 s (2 s)
@@ -80,7 +83,9 @@ Options:
                      of Cove's routes under valgrind (N and 10·N requests)
   --requests N       N for --instructions (default 2000)
   --cove PATH        cove binary (default: next to cove-bench)
-  --app PATH         Lua app (default: bench/apps/hello/app.lua)
+  --app PATH         Lua app (default: bench/apps/hello/app.lua), also the
+                     one --instructions measures
+  --js-app PATH      JavaScript app (default: bench/apps/hello/app.js)
   --out DIR          results directory (default: bench/results)
   -h, --help         this text";
 
@@ -104,6 +109,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
         instr_requests: 2000,
         cove: exe_dir.join("cove"),
         app: root.join("bench/apps/hello/app.lua"),
+        js_app: root.join("bench/apps/hello/app.js"),
         out_dir: root.join("bench/results"),
         root,
         server_core: 0,
@@ -140,6 +146,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
             "--requests" => cfg.instr_requests = number(value(a)?, a)?,
             "--cove" => cfg.cove = PathBuf::from(value(a)?),
             "--app" => cfg.app = PathBuf::from(value(a)?),
+            "--js-app" => cfg.js_app = PathBuf::from(value(a)?),
             "--out" => cfg.out_dir = PathBuf::from(value(a)?),
             other => bail!("unknown argument {other:?} (see --help)"),
         }
@@ -323,6 +330,14 @@ mod tests {
         assert!(parse_args(&args("--bogus")).is_err());
         assert!(parse_args(&args("--rounds")).is_err());
         assert!(parse_args(&args("--rounds 0")).is_err());
+        assert!(c.app.ends_with("bench/apps/hello/app.lua"));
+        assert!(c.js_app.ends_with("bench/apps/hello/app.js"));
+        assert!(
+            c.app.is_file() && c.js_app.is_file(),
+            "the default apps exist"
+        );
+        let j = parse_args(&args("--js-app /tmp/x.js")).unwrap().unwrap();
+        assert_eq!(j.js_app, PathBuf::from("/tmp/x.js"));
     }
 
     #[test]

@@ -42,8 +42,9 @@ impl ServerDef {
 }
 
 /// Servers in the concurrency sweep (the language benchmark's set).
-const SWEEP: &[&str] = &["cove-lua", "hyper", "bun", "node-http"];
+const SWEEP: &[&str] = &["cove-lua", "cove-js", "hyper", "bun", "node-http"];
 
+/// A Cove server running `app`, or the scriptless baseline when `app` is `None`.
 fn cove_def(
     cfg: &Config,
     key: &str,
@@ -51,17 +52,17 @@ fn cove_def(
     groups: Vec<Group>,
     extra: &[&str],
     workers: u32,
+    app: Option<&Path>,
 ) -> ServerDef {
     let mut args: Vec<OsString> = extra.iter().map(OsString::from).collect();
     args.extend(["--workers".into(), workers.to_string().into()]);
-    let kind = if key == "cove-baseline" {
-        Kind::Baseline
-    } else {
-        Kind::Cove
+    let kind = match app {
+        Some(app) => {
+            args.push(app.into());
+            Kind::Cove
+        }
+        None => Kind::Baseline,
     };
-    if kind == Kind::Cove {
-        args.push(cfg.app.clone().into());
-    }
     ServerDef {
         key: key.into(),
         label: label.into(),
@@ -90,30 +91,39 @@ fn cores(cfg: &Config, workers: u32) -> String {
     }
 }
 
-/// Cove's servers: the baseline, the Lua app (1 and 2 workers) and the app
-/// with group commit off (a reference for the write rows).
+/// Cove's servers: the baseline, then per runtime (Lua, JavaScript) the app
+/// on 1 and 2 workers and the app with group commit off (a reference for
+/// the write rows).
 pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
     let both = vec![Group::Http, Group::Sqlite];
-    vec![
-        cove_def(
-            cfg,
-            "cove-baseline",
-            "Cove baseline: raw hyper, no script",
-            vec![Group::Http],
-            &["baseline"],
-            1,
-        ),
-        cove_def(cfg, "cove-lua", "Cove (Lua)", both.clone(), &[], 1),
-        cove_def(
-            cfg,
-            "cove-lua-nogroup",
-            "Cove (Lua), `--no-group-commit`",
-            vec![Group::Sqlite],
-            &["--no-group-commit"],
-            1,
-        ),
-        cove_def(cfg, "cove-lua-2w", "Cove (Lua)", both, &[], 2),
-    ]
+    let mut out = vec![cove_def(
+        cfg,
+        "cove-baseline",
+        "Cove baseline: raw hyper, no script",
+        vec![Group::Http],
+        &["baseline"],
+        1,
+        None,
+    )];
+    for (lang, name, app) in [("lua", "Lua", &cfg.app), ("js", "JS", &cfg.js_app)] {
+        let key = format!("cove-{lang}");
+        let label = format!("Cove ({name})");
+        let app = Some(app.as_path());
+        out.extend([
+            cove_def(cfg, &key, &label, both.clone(), &[], 1, app),
+            cove_def(
+                cfg,
+                &format!("{key}-nogroup"),
+                &format!("{label}, `--no-group-commit`"),
+                vec![Group::Sqlite],
+                &["--no-group-commit"],
+                1,
+                app,
+            ),
+            cove_def(cfg, &format!("{key}-2w"), &label, both.clone(), &[], 2, app),
+        ]);
+    }
+    out
 }
 
 /// A peer's single-worker server, plus a two-worker one when it has a
@@ -274,15 +284,36 @@ mod tests {
                 "cove-lua",
                 "cove-lua-nogroup",
                 "cove-lua-2w",
+                "cove-js",
+                "cove-js-nogroup",
+                "cove-js-2w",
                 "bun",
                 "bun-2w",
                 "deno"
             ]
         );
-        let bun2 = &s[5];
+        let bun2 = &s[8];
         assert_eq!(bun2.launch.cores, "0,1");
         assert!(bun2.launch.env.contains(&("WORKERS".into(), "2".into())));
         assert_eq!(bun2.launch.program, PathBuf::from("/tmp/peers/bun/./run"));
+    }
+
+    #[test]
+    fn each_cove_runtime_runs_its_app() {
+        let s = servers();
+        // The app is the last argument; the baseline ends with `--workers 1`.
+        let app = |key: &str| {
+            let d = s.iter().find(|d| d.key == key).unwrap();
+            let last = d.launch.args.last().unwrap().to_string_lossy();
+            (d.kind, last.rsplit('/').next().unwrap().to_string())
+        };
+        assert_eq!(app("cove-baseline"), (Kind::Baseline, "1".into()));
+        assert_eq!(app("cove-lua"), (Kind::Cove, "app.lua".into()));
+        for key in ["cove-js", "cove-js-nogroup", "cove-js-2w"] {
+            assert_eq!(app(key), (Kind::Cove, "app.js".into()), "{key}");
+        }
+        let js2 = s.iter().find(|d| d.key == "cove-js-2w").unwrap();
+        assert_eq!((js2.workers, js2.label.as_str()), (2, "Cove (JS)"));
     }
 
     #[test]
@@ -302,6 +333,17 @@ mod tests {
         assert!(has("multi:bun-2w:json@50"));
         assert!(has("multi:cove-lua-2w:json@50"));
         assert!(!has("hello:bun-2w:json@50"));
+        // The JavaScript app gets the rows the Lua app has.
+        for table in ["hello", "routing", "hull-http", "sqlite", "sweep", "multi"] {
+            let lua: Vec<String> = ids
+                .iter()
+                .filter(|i| i.starts_with(&format!("{table}:cove-lua")))
+                .map(|i| i.replacen(":cove-lua", ":cove-js", 1))
+                .collect();
+            assert!(!lua.is_empty(), "{table}");
+            assert!(lua.iter().all(|id| has(id)), "{table}: {lua:?}");
+        }
+        assert!(has("sweep:cove-js:hello@200"));
     }
 
     #[test]

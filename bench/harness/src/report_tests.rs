@@ -51,7 +51,8 @@ fn cell(table: Table, server: usize, w: &str, samples: Vec<Sample>) -> Cell {
     }
 }
 
-/// Servers: 0 baseline, 1 cove-lua, 2 nogroup, 3 cove-lua-2w, 4 bun, 5 bun-2w.
+/// Servers: 0 baseline, 1 cove-lua, 2 cove-lua-nogroup, 3 cove-lua-2w,
+/// 4 cove-js, 5 cove-js-nogroup, 6 cove-js-2w, 7 bun, 8 bun-2w.
 fn run() -> Run {
     let c = cfg();
     let mut servers = cove_servers(&c);
@@ -87,7 +88,7 @@ fn run() -> Run {
         ),
         cell(
             Table::Hello,
-            4,
+            7,
             "json",
             vec![sample(1, 45_000.0, 11.0), noisy],
         ),
@@ -99,11 +100,17 @@ fn run() -> Run {
         ),
         cell(
             Table::HullHttp,
-            4,
+            7,
             "insert",
             vec![sample(1, 30_000.0, 20.0)],
         ),
-        cell(Table::Sqlite, 4, "write-batch", vec![errors]),
+        cell(Table::Sqlite, 7, "write-batch", vec![errors]),
+        cell(
+            Table::Hello,
+            4,
+            "json",
+            vec![sample(1, 95_000.0, 9.6), sample(2, 85_000.0, 12.0)],
+        ),
     ];
     let mut memory = BTreeMap::new();
     memory.insert(
@@ -142,7 +149,9 @@ fn tables_with_speed_factor_and_ratio() {
     let lua = md.find("| **Cove (Lua)** | 85,000 (80,000–90,000) | 1.79× |");
     let bun = md.find("| Bun | 47,500 (45,000–50,000) | 1.00× |");
     assert!(base.is_some() && lua.is_some() && bun.is_some(), "{md}");
-    assert!(base < lua && lua < bun);
+    let js = md.find("| **Cove (JS)** | 90,000 (85,000–95,000) | 1.89× |");
+    assert!(js.is_some(), "{md}");
+    assert!(base < js && js < lua && lua < bun);
     // Per-round ratios 12/8 and 13/10 → median 1.40.
     assert!(md.contains("| 1.40× (1.30–1.50) |"), "{md}");
     // rows/s for the batch: 10 rows × 20,000 req/s.
@@ -154,6 +163,11 @@ fn targets_memory_skips_and_notes() {
     let md = markdown(&cfg(), &Machine::default(), &run());
     assert!(
         md.contains("| Cove Lua `json` (hello) CPU/request ≤ 1.15× raw hyper | 1.40× | **miss** |"),
+        "{md}"
+    );
+    // Per-round ratios 9.6/8 and 12/10.
+    assert!(
+        md.contains("| Cove JS `json` (hello) CPU/request ≤ 1.25× raw hyper | 1.20× | pass |"),
         "{md}"
     );
     assert!(md.contains("| Cove SQLite insert (`GET /`) req/s ≥ 1.5× Bun + bun:sqlite | 2.00× (60,000 vs 30,000) | pass |"));
@@ -169,11 +183,13 @@ fn targets_memory_skips_and_notes() {
 fn json_has_every_round_and_the_targets() {
     let v = crate::report_json::json(&cfg(), &Machine::default(), &run());
     let cells = v["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 6);
+    assert_eq!(cells.len(), 7);
+    assert_eq!(cells[6]["id"], "hello:cove-js:json@50");
     assert_eq!(cells[1]["id"], "hello:cove-lua:json@50");
     assert_eq!(cells[1]["rounds"].as_array().unwrap().len(), 2);
     assert_eq!(cells[1]["summary"]["cpu_ratio_vs_baseline"]["median"], 1.4);
     assert_eq!(v["targets"][0]["verdict"], "miss");
+    assert_eq!(v["targets"][1]["verdict"], "pass");
     assert_eq!(v["servers"][1]["idle_rss_kib"], 6000);
     assert_eq!(v["skipped"][0]["what"], "deno");
 }
@@ -182,7 +198,7 @@ fn json_has_every_round_and_the_targets() {
 fn sweep_lists_each_server_once() {
     let mut r = run();
     for c in [1, 10] {
-        for server in [1, 4] {
+        for server in [1, 7] {
             let mut x = cell(
                 Table::Sweep,
                 server,
@@ -193,7 +209,7 @@ fn sweep_lists_each_server_once() {
             r.cells.push(x);
         }
     }
-    assert_eq!(sweep_servers(&r), [1, 4]);
+    assert_eq!(sweep_servers(&r), [1, 7]);
     let md = markdown(&cfg(), &Machine::default(), &r);
     assert_eq!(
         md.matches("| **Cove (Lua)** | 1,000 · 0.40 ms · 2.00 ms | 10,000 ·")

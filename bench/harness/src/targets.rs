@@ -55,13 +55,24 @@ fn not_run(what: String) -> Target {
     }
 }
 
-/// CPU ratio of a Cove Lua cell against a limit.
-fn ratio_target(run: &Run, table: Table, workload: &str, limit: f64) -> Target {
+/// A Cove runtime: its single-worker server's key and its name in targets.
+type Runtime = (&'static str, &'static str);
+const LUA: Runtime = ("cove-lua", "Lua");
+const JS: Runtime = ("cove-js", "JS");
+
+/// CPU ratio of a Cove runtime's cell against a limit.
+fn ratio_target(
+    run: &Run,
+    (server, name): Runtime,
+    table: Table,
+    workload: &str,
+    limit: f64,
+) -> Target {
     let what = format!(
-        "Cove Lua `{workload}` ({}) CPU/request ≤ {limit:.2}× raw hyper",
+        "Cove {name} `{workload}` ({}) CPU/request ≤ {limit:.2}× raw hyper",
         table.key()
     );
-    match summary(run, table, "cove-lua", workload).and_then(|s| s.ratio) {
+    match summary(run, table, server, workload).and_then(|s| s.ratio) {
         Some(q) => Target {
             what,
             measured: format!("{:.2}×", q.median),
@@ -87,8 +98,11 @@ fn best_peer(run: &Run, workload: &str) -> Option<(String, f64)> {
 }
 
 pub fn evaluate(run: &Run) -> Vec<Target> {
-    let mut out = vec![ratio_target(run, Table::Hello, "json", 1.15)];
-    let cove_json = summary(run, Table::Hello, "cove-lua", "json");
+    let mut out = vec![
+        ratio_target(run, LUA, Table::Hello, "json", 1.15),
+        ratio_target(run, JS, Table::Hello, "json", 1.25),
+    ];
+    let cove_json = summary(run, Table::Hello, LUA.0, "json");
     let nginx_json = summary(run, Table::Hello, "nginx-lua", "json");
     let what = "Cove Lua `/json` CPU/request ≤ nginx+Lua's".to_string();
     out.push(
@@ -116,7 +130,7 @@ pub fn evaluate(run: &Run) -> Vec<Target> {
         },
     );
     let what = "Cove SQLite insert (`GET /`) req/s ≥ 1.5× Bun + bun:sqlite".to_string();
-    let cove_insert = summary(run, Table::HullHttp, "cove-lua", "insert").and_then(|s| s.rps);
+    let cove_insert = summary(run, Table::HullHttp, LUA.0, "insert").and_then(|s| s.rps);
     let bun_insert = summary(run, Table::HullHttp, "bun", "insert").and_then(|s| s.rps);
     out.push(match (cove_insert, bun_insert) {
         (Some(c), Some(b)) => Target {
@@ -133,7 +147,7 @@ pub fn evaluate(run: &Run) -> Vec<Target> {
     });
     let what = "Cove Lua `/hello` p99 ≤ 2 ms at C = 200".to_string();
     out.push(
-        match cell(run, Table::Sweep, "cove-lua", "hello", Some(200))
+        match cell(run, Table::Sweep, LUA.0, "hello", Some(200))
             .and_then(|c| summarize_cell(run, c).p99_ms)
         {
             Some(p99) => Target {
@@ -145,7 +159,7 @@ pub fn evaluate(run: &Run) -> Vec<Target> {
         },
     );
     let what = "Cove idle RSS ≤ 10 MB".to_string();
-    out.push(match run.memory.get("cove-lua") {
+    out.push(match run.memory.get(LUA.0) {
         Some(m) => Target {
             what,
             measured: mib(m.idle_kib * 1024),
@@ -154,9 +168,9 @@ pub fn evaluate(run: &Run) -> Vec<Target> {
         None => not_run(what),
     });
     for w in ["health", "greet", "echo"] {
-        out.push(ratio_target(run, Table::HullHttp, w, 1.15));
+        out.push(ratio_target(run, LUA, Table::HullHttp, w, 1.15));
     }
-    out.push(ratio_target(run, Table::HullHttp, "insert", 2.0));
-    out.push(ratio_target(run, Table::HullHttp, "select20", 2.0));
+    out.push(ratio_target(run, LUA, Table::HullHttp, "insert", 2.0));
+    out.push(ratio_target(run, LUA, Table::HullHttp, "select20", 2.0));
     out
 }
