@@ -31,6 +31,14 @@ impl std::error::Error for JsonError {}
 
 /// Append `s` as a JSON string. Invalid UTF-8 becomes U+FFFD.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
+    if !write_utf8(out, s) {
+        write_str(out, &String::from_utf8_lossy(s));
+    }
+}
+
+/// Append `s` as a JSON string if it is valid UTF-8; false (and nothing
+/// written) if it is not.
+pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
     // Most strings are plain ASCII with nothing to escape: copy them whole.
     if s.iter()
         .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
@@ -39,11 +47,14 @@ pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
         out.push(b'"');
         out.extend_from_slice(s);
         out.push(b'"');
-        return;
+        return true;
     }
     match std::str::from_utf8(s) {
-        Ok(text) => write_str(out, text),
-        Err(_) => write_str(out, &String::from_utf8_lossy(s)),
+        Ok(text) => {
+            write_str(out, text);
+            true
+        }
+        Err(_) => false,
     }
 }
 

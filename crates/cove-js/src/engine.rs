@@ -13,7 +13,7 @@ use cove_core::{
 use cove_db::Db;
 
 use crate::error::{describe, describe_rejection, PRELUDE_NAME};
-use crate::host::{Call, Host};
+use crate::host::{begin_call, end_call, Call, Host};
 use crate::modules::{AppLoader, AppResolver, NativeObjects};
 use crate::vm::{new_runtime, Budget};
 
@@ -56,6 +56,7 @@ fn drain_jobs(ctx: &Ctx<'_>) {
 
 /// Evaluate the prelude; returns the dispatcher and stores the module objects.
 fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Function<'js>> {
+    crate::jsonenc::register_protos(ctx)?;
     let raw = crate::native::raw_object(ctx, host)?;
     let opts = {
         let mut o = rquickjs::context::EvalOptions::default();
@@ -257,7 +258,7 @@ impl Engine for JsEngine {
         // Lend the request and the response to the natives for this call.
         let fresh = !st.started;
         let body_read = st.started && !st.has_body && ex.req.body.is_some();
-        *self.host.call.borrow_mut() = Some(Call {
+        begin_call(Call {
             res: std::mem::take(&mut ex.res),
             csp: self.csp.clone(),
             req: std::mem::take(&mut ex.req),
@@ -266,7 +267,7 @@ impl Engine for JsEngine {
         let result = self
             .context
             .with(|ctx| self.run(&ctx, id, fresh, body_read));
-        if let Some(call) = self.host.call.borrow_mut().take() {
+        if let Some(call) = end_call() {
             ex.res = call.res;
             ex.req = call.req;
         }

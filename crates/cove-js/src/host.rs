@@ -30,7 +30,6 @@ pub(crate) struct Call {
 pub(crate) struct Host {
     pub(crate) db: RefCell<Db>,
     pub(crate) registry: RefCell<Registry>,
-    pub(crate) call: RefCell<Option<Call>>,
 }
 
 impl Host {
@@ -43,7 +42,6 @@ impl Host {
                 handlers: Vec::new(),
                 manifest: None,
             }),
-            call: RefCell::new(None),
         }
     }
 
@@ -65,20 +63,36 @@ impl Host {
         reg.handlers.push(f);
         Ok(())
     }
+}
 
-    /// Run `f` on the call in progress, or fail with a message naming
-    /// `object.api` (formatted only then: this is on every request's path).
-    pub(crate) fn with_call<R>(
-        &self,
-        object: &str,
-        api: &str,
-        f: impl FnOnce(&mut Call) -> Result<R, String>,
-    ) -> Result<R, String> {
-        match self.call.borrow_mut().as_mut() {
-            Some(call) => f(call),
-            None => Err(format!(
-                "{object}.{api}: this request has ended; use req and res only inside their own handler"
-            )),
-        }
-    }
+thread_local! {
+    /// The call in progress on this worker thread (one runtime per worker;
+    /// calls never overlap). A thread-local rather than a `Host` field so the
+    /// plain C functions of `res` reach it without captured state.
+    static CALL: RefCell<Option<Call>> = const { RefCell::new(None) };
+}
+
+/// Lend `call` to the natives until [`end_call`].
+pub(crate) fn begin_call(call: Call) {
+    CALL.with(|c| *c.borrow_mut() = Some(call));
+}
+
+/// Take back what [`begin_call`] lent.
+pub(crate) fn end_call() -> Option<Call> {
+    CALL.with(|c| c.borrow_mut().take())
+}
+
+/// Run `f` on the call in progress, or fail with a message naming
+/// `object.api` (formatted only then: this is on every request's path).
+pub(crate) fn with_call<R>(
+    object: &str,
+    api: &str,
+    f: impl FnOnce(&mut Call) -> Result<R, String>,
+) -> Result<R, String> {
+    CALL.with(|c| match c.borrow_mut().as_mut() {
+        Some(call) => f(call),
+        None => Err(format!(
+            "{object}.{api}: this request has ended; use req and res only inside their own handler"
+        )),
+    })
 }

@@ -13,7 +13,7 @@
 
 use rquickjs::{qjs, Ctx, Value};
 
-use cove_caps::json::write_string;
+use cove_caps::json::write_utf8;
 
 /// Deeper than this is handed to `JSON.stringify` (which reports cycles).
 const MAX_DEPTH: u32 = 128;
@@ -34,6 +34,38 @@ struct Encoder<'a> {
     raw: *mut qjs::JSContext,
     out: &'a mut Vec<u8>,
     depth: u32,
+    protos: Option<Protos>,
+    /// Whether Object.prototype / Array.prototype lack `toJSON`, once known.
+    clean: [Option<bool>; 2],
+}
+
+/// Where this thread's context keeps `Object.prototype` and
+/// `Array.prototype` (pointers compared, never dereferenced).
+#[derive(Clone, Copy)]
+struct Protos {
+    ctx: usize,
+    object: usize,
+    array: usize,
+}
+
+thread_local! {
+    static PROTOS: std::cell::Cell<Option<Protos>> = const { std::cell::Cell::new(None) };
+}
+
+/// Note `ctx`'s standard prototypes, so plain objects skip the `toJSON`
+/// lookup along their prototype chain.
+pub(crate) fn register_protos(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
+    let ptr = |o: Option<rquickjs::Object<'_>>| {
+        // SAFETY: reading the pointer of a live object (compared only).
+        o.map_or(0, |o| unsafe { qjs::JS_VALUE_GET_PTR(o.as_raw()) } as usize)
+    };
+    let object = ptr(rquickjs::Object::new(ctx.clone())?.get_prototype());
+    let array = ptr(rquickjs::Array::new(ctx.clone())?
+        .into_object()
+        .get_prototype());
+    let ctx = ctx.as_raw().as_ptr() as usize;
+    PROTOS.with(|p| p.set(Some(Protos { ctx, object, array })));
+    Ok(())
 }
 
 /// Frees a property list from `JS_GetOwnPropertyNames` on every path.
@@ -116,14 +148,49 @@ impl Encoder<'_> {
         }
         let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
         // Lone surrogates come out as invalid UTF-8; JSON.stringify escapes them.
-        let step = if std::str::from_utf8(bytes).is_ok() {
-            write_string(self.out, bytes);
+        let step = if write_utf8(self.out, bytes) {
             Step::Written
         } else {
             Step::Unsupported
         };
         unsafe { qjs::JS_FreeCString(self.raw, ptr) };
         Ok(step)
+    }
+
+    /// Whether `obj` may have a `toJSON` method. Objects straight from
+    /// `Object.prototype`/`Array.prototype` (checked once per encode) only if
+    /// they have their own (seen while listing their keys); others are
+    /// looked up along their prototype chain.
+    fn inherits_to_json(&mut self, obj: qjs::JSValue, class: u32) -> rquickjs::Result<bool> {
+        // SAFETY: the prototype of a live object; the result is owned.
+        let proto = self.owned(unsafe { qjs::JS_GetPrototype(self.raw, obj) })?;
+        let proto_ptr = unsafe { qjs::JS_VALUE_GET_PTR(proto.v) } as usize;
+        let standard = self
+            .protos
+            .filter(|p| p.ctx == self.raw as usize)
+            .and_then(|p| {
+                let (ptr, slot) = if class == CLASS_ARRAY {
+                    (p.array, 1)
+                } else {
+                    (p.object, 0)
+                };
+                (ptr == proto_ptr).then_some(slot)
+            });
+        let Some(slot) = standard else {
+            return self.has_to_json(obj);
+        };
+        if self.clean[slot].is_none() {
+            self.clean[slot] = Some(!self.has_to_json(proto.v)?);
+        }
+        Ok(self.clean[slot] == Some(false))
+    }
+
+    fn has_to_json(&self, obj: qjs::JSValue) -> rquickjs::Result<bool> {
+        // SAFETY: property read on a live object; the result is owned.
+        let f = self.owned(unsafe {
+            qjs::JS_GetProperty(self.raw, obj, qjs::JS_ATOM_toJSON as qjs::JSAtom)
+        })?;
+        Ok(unsafe { qjs::JS_VALUE_GET_TAG(f.v) } != qjs::JS_TAG_UNDEFINED)
     }
 
     fn object(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
@@ -133,14 +200,7 @@ impl Encoder<'_> {
             let is_fn = unsafe { qjs::JS_IsFunction(self.raw, raw) };
             return Ok(if is_fn { Step::Skip } else { Step::Unsupported });
         }
-        if self.depth >= MAX_DEPTH {
-            return Ok(Step::Unsupported);
-        }
-        // SAFETY: property read on a live object; the result is owned.
-        let to_json = self.owned(unsafe {
-            qjs::JS_GetProperty(self.raw, raw, qjs::JS_ATOM_toJSON as qjs::JSAtom)
-        })?;
-        if unsafe { qjs::JS_VALUE_GET_TAG(to_json.v) } != qjs::JS_TAG_UNDEFINED {
+        if self.depth >= MAX_DEPTH || self.inherits_to_json(raw, class)? {
             return Ok(Step::Unsupported);
         }
         self.depth += 1;
@@ -178,8 +238,9 @@ impl Encoder<'_> {
     fn members(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
         let mut tab = std::ptr::null_mut();
         let mut len = 0;
-        let flags = (qjs::JS_GPN_STRING_MASK | qjs::JS_GPN_ENUM_ONLY) as i32;
-        // SAFETY: own enumerable string keys of a live object.
+        // Non-enumerable keys too: an own `toJSON` must send us to JSON.stringify.
+        let flags = (qjs::JS_GPN_STRING_MASK | qjs::JS_GPN_SET_ENUM) as i32;
+        // SAFETY: own string keys of a live object.
         if unsafe { qjs::JS_GetOwnPropertyNames(self.raw, &mut tab, &mut len, raw, flags) } < 0 {
             return Err(rquickjs::Error::Exception);
         }
@@ -193,6 +254,12 @@ impl Encoder<'_> {
         self.out.push(b'{');
         let mut first = true;
         for entry in entries {
+            if entry.atom == qjs::JS_ATOM_toJSON as qjs::JSAtom {
+                return Ok(Step::Unsupported);
+            }
+            if !entry.is_enumerable {
+                continue;
+            }
             let item = self.owned(unsafe { qjs::JS_GetProperty(self.raw, raw, entry.atom) })?;
             let mark = self.out.len();
             if !first {
@@ -221,10 +288,7 @@ impl Encoder<'_> {
             return Err(rquickjs::Error::Exception);
         }
         let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
-        let ok = std::str::from_utf8(bytes).is_ok();
-        if ok {
-            write_string(self.out, bytes);
-        }
+        let ok = write_utf8(self.out, bytes);
         unsafe { qjs::JS_FreeCString(self.raw, ptr) };
         Ok(ok)
     }
@@ -242,6 +306,8 @@ pub(crate) fn encode<'js>(
         raw: ctx.as_raw().as_ptr(),
         out,
         depth: 0,
+        protos: PROTOS.with(|p| p.get()),
+        clean: [None; 2],
     };
     Ok(match enc.value(v.as_raw())? {
         Step::Written => true,
@@ -251,4 +317,103 @@ pub(crate) fn encode<'js>(
         }
         Step::Unsupported => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rquickjs::{Context, Runtime};
+
+    /// `encode(v)`, or None when it hands the value to JSON.stringify.
+    fn ours<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<String> {
+        let mut out = Vec::new();
+        let handled = encode(ctx, v, &mut out).expect("no exception");
+        handled.then(move || String::from_utf8(out).expect("utf-8"))
+    }
+
+    fn with_ctx(f: impl FnOnce(&Ctx<'_>)) {
+        let rt = Runtime::new().unwrap();
+        let context = Context::full(&rt).unwrap();
+        context.with(|ctx| {
+            register_protos(&ctx).unwrap();
+            f(&ctx)
+        });
+    }
+
+    #[test]
+    fn matches_json_stringify() {
+        let cases = [
+            "({message: 'Hello, World!'})",
+            "({b: 1, a: [1, 2.5, -0, 1e21, 1.5e-7, 0.1 + 0.2, NaN, Infinity], c: null, d: true})",
+            "({2: 'two', 1: 'one', z: 'zed', a: 'ay'})",
+            "({u: undefined, f() {}, s: Symbol('x'), kept: 1})",
+            "[undefined, function () {}, Symbol('y'), , 3]",
+            "({nested: {deep: {er: [[], {}]}}, empty: {}, list: []})",
+            "({text: 'quote \" backslash \\\\ nl \\n tab \\t ctl \\u0001 del \\u007f é 日本 😀 </script>'})",
+            "(() => { class P { constructor() { this.x = 1; } get y() { return 2; } } return new P(); })()",
+            "Object.create(null, {a: {value: 1, enumerable: true}, hidden: {value: 2}})",
+            "({big: 2 ** 53 + 2, neg: -12345678901234567890, int: 2147483647, over: 2147483648})",
+            "'top-level string'",
+            "42",
+            "null",
+        ];
+        with_ctx(|ctx| {
+            for src in cases {
+                let v: Value = ctx.eval(src).unwrap();
+                let expected = ctx
+                    .json_stringify(v.clone())
+                    .unwrap()
+                    .unwrap()
+                    .to_string()
+                    .unwrap();
+                assert_eq!(ours(ctx, &v).as_deref(), Some(expected.as_str()), "{src}");
+            }
+        });
+    }
+
+    #[test]
+    fn hands_over_what_it_does_not_handle() {
+        let cases = [
+            "({d: new Date(0)})",
+            "({toJSON() { return 1; }})",
+            "Object.defineProperty({a: 1}, 'toJSON', {value: () => 2})",
+            "(() => { class T { toJSON() { return 'T'; } } return [new T()]; })()",
+            "({m: new Map()})",
+            "({b: new Boolean(false)})",
+            "({p: new Proxy({}, {})})",
+            "({lone: '\\ud800'})",
+            "(() => { const o = {}; o.self = o; return o; })()",
+            "({n: 10n})",
+        ];
+        with_ctx(|ctx| {
+            for src in cases {
+                let v: Value = ctx.eval(src).unwrap();
+                assert_eq!(ours(ctx, &v), None, "{src}");
+            }
+        });
+    }
+
+    #[test]
+    fn undefined_and_functions_at_the_top_are_null() {
+        with_ctx(|ctx| {
+            for src in ["undefined", "(function () {})"] {
+                let v: Value = ctx.eval(src).unwrap();
+                assert_eq!(ours(ctx, &v).as_deref(), Some("null"), "{src}");
+            }
+        });
+    }
+
+    #[test]
+    fn a_to_json_on_the_standard_prototypes_is_honoured() {
+        with_ctx(|ctx| {
+            let v: Value = ctx
+                .eval("Object.prototype.toJSON = () => 'patched'; ({a: 1})")
+                .unwrap();
+            assert_eq!(ours(ctx, &v), None);
+            let v: Value = ctx
+                .eval("delete Object.prototype.toJSON; Array.prototype.toJSON = () => 'x'; [1]")
+                .unwrap();
+            assert_eq!(ours(ctx, &v), None);
+        });
+    }
 }

@@ -6,6 +6,7 @@
 mod db;
 mod engine;
 mod error;
+mod fastfn;
 mod host;
 mod jsonenc;
 mod modules;

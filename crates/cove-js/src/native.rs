@@ -4,14 +4,14 @@
 
 use std::rc::Rc;
 
-use rquickjs::function::{Opt, Rest};
+use rquickjs::function::Rest;
 use rquickjs::{Ctx, Exception, Function, Object, Persistent, Value};
 
 use cove_caps::log::Level;
 use cove_caps::{env, time, Manifest};
 use cove_core::{parse_query, Phase, Request};
 
-use crate::host::Host;
+use crate::host::{with_call, Host};
 
 /// Throw a plain `Error` with `msg`.
 pub(crate) fn throw(ctx: &Ctx<'_>, msg: &str) -> rquickjs::Error {
@@ -132,12 +132,10 @@ const REQ_FIELDS: [&str; 6] = ["query", "headers", "method", "path", "params", "
 
 /// `raw.reqLazy(which)`: one `req` field of the call in progress, built on
 /// first read.
-fn add_request<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
-    let h = host.clone();
+fn add_request<'js>(raw: &Object<'js>) -> rquickjs::Result<()> {
     set_fn(raw, "reqLazy", move |ctx: Ctx<'js>, which: usize| {
         let name = REQ_FIELDS.get(which).copied().unwrap_or("body");
-        let field = h
-            .with_call("req", name, |call| Ok(req_field(&ctx, &call.req, name)))
+        let field = with_call("req", name, |call| Ok(req_field(&ctx, &call.req, name)))
             .map_err(|e| throw(&ctx, &e))?;
         field
     })
@@ -215,15 +213,10 @@ fn add_env_log<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> 
 pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
     let raw = Object::new(ctx.clone())?;
     add_app(&raw, host)?;
-    add_request(&raw, host)?;
+    add_request(&raw)?;
     add_time(&raw)?;
     add_env_log(&raw, host)?;
     crate::db::add(&raw, host)?;
-    raw.set("resProto", crate::response::prototype(ctx, host)?)?;
+    raw.set("resProto", crate::response::prototype(ctx)?)?;
     Ok(raw)
-}
-
-/// `Opt<Value>` as a plain value (`undefined` when absent).
-pub(crate) fn opt_value<'js>(ctx: &Ctx<'js>, v: Opt<Value<'js>>) -> Value<'js> {
-    v.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))
 }

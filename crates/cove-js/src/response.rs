@@ -1,14 +1,12 @@
-//! `res` (Hull §4.2): every method is a native function on one prototype;
-//! each request's `res` is an empty object inheriting from it. The methods
-//! build the response of the call in progress (kept in [`Host`]).
+//! `res` (Hull §4.2): one object per worker whose methods build the response
+//! of the call in progress. They run on every request, so they are fast
+//! methods (see fastfn.rs).
 
-use std::rc::Rc;
-
-use rquickjs::function::{Opt, This};
 use rquickjs::{Ctx, Object, Value};
 
-use crate::host::{Call, Host};
-use crate::native::{js_number, opt_value, set_fn, text_arg, throw, type_name};
+use crate::fastfn::{fast_table, install, Args, Method};
+use crate::host::{with_call, Call};
+use crate::native::{js_number, text_arg, throw, type_name};
 
 /// An optional status code: integer, integral number or numeric string.
 fn status_arg(ctx: &Ctx<'_>, v: &Value<'_>, api: &str) -> rquickjs::Result<Option<i64>> {
@@ -43,17 +41,17 @@ fn status_arg(ctx: &Ctx<'_>, v: &Value<'_>, api: &str) -> rquickjs::Result<Optio
 }
 
 /// Run `f` on the call in progress; errors become JS errors.
-fn with_call<R>(
+fn on_call<R>(
     ctx: &Ctx<'_>,
-    host: &Host,
     api: &str,
     f: impl FnOnce(&mut Call) -> Result<R, String>,
 ) -> rquickjs::Result<R> {
-    host.with_call("res", api, f).map_err(|e| throw(ctx, &e))
+    with_call("res", api, f).map_err(|e| throw(ctx, &e))
 }
 
-/// `res.json` body: `JSON.stringify(data)`; `undefined` (and functions)
-/// become `null`, so the body is always JSON.
+/// `res.json` body: plain values are written by jsonenc.rs, anything else by
+/// `JSON.stringify`; `undefined` (and functions) become `null`, so the body
+/// is always JSON.
 fn json_body<'js>(ctx: &Ctx<'js>, data: Value<'js>) -> rquickjs::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(256);
     if crate::jsonenc::encode(ctx, &data, &mut out)? {
@@ -65,98 +63,113 @@ fn json_body<'js>(ctx: &Ctx<'js>, data: Value<'js>) -> rquickjs::Result<Vec<u8>>
     })
 }
 
-pub(crate) fn prototype<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
-    let proto = Object::new(ctx.clone())?;
+fn status(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+    let code = status_arg(ctx, &args.get(ctx, 0), "status")?
+        .ok_or_else(|| throw(ctx, "res.status: status code missing"))?;
+    on_call(ctx, "status", |c| {
+        c.res
+            .set_status(code)
+            .map_err(|e| format!("res.status: {e}"))
+    })
+}
 
-    let h = host.clone();
-    set_fn(
-        &proto,
-        "status",
-        move |ctx: Ctx<'js>, this: This<Value<'js>>, code: Opt<Value<'js>>| {
-            let code = status_arg(&ctx, &opt_value(&ctx, code), "status")?
-                .ok_or_else(|| throw(&ctx, "res.status: status code missing"))?;
-            with_call(&ctx, &h, "status", |c| {
-                c.res
-                    .set_status(code)
-                    .map_err(|e| format!("res.status: {e}"))
-            })?;
-            Ok::<_, rquickjs::Error>(this.0)
+fn header(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+    let name = text_arg(ctx, &args.get(ctx, 0), "res.header", "the name")?;
+    let value = text_arg(ctx, &args.get(ctx, 1), "res.header", "the value")?;
+    on_call(ctx, "header", |c| {
+        c.res
+            .add_header(&name, &value)
+            .map_err(|e| format!("res.header: {e}"))
+    })
+}
+
+fn json(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+    let code = status_arg(ctx, &args.get(ctx, 1), "json")?;
+    let body = json_body(ctx, args.get(ctx, 0))?;
+    on_call(ctx, "json", |c| {
+        if let Some(code) = code {
+            c.res
+                .set_status(code)
+                .map_err(|e| format!("res.json: {e}"))?;
+        }
+        c.res.json(body);
+        Ok(())
+    })
+}
+
+fn text(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+    let body = text_arg(ctx, &args.get(ctx, 0), "res.text", "the body")?;
+    on_call(ctx, "text", |c| {
+        c.res.text(body);
+        Ok(())
+    })
+}
+
+fn html(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+    let body = text_arg(ctx, &args.get(ctx, 0), "res.html", "the body")?;
+    on_call(ctx, "html", |c| {
+        let csp = c.csp.clone();
+        c.res.html(body, csp.header());
+        Ok(())
+    })
+}
+
+fn redirect(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+    let url = text_arg(ctx, &args.get(ctx, 0), "res.redirect", "the URL")?;
+    let code = status_arg(ctx, &args.get(ctx, 1), "redirect")?;
+    on_call(ctx, "redirect", |c| {
+        c.res
+            .redirect(&url, code)
+            .map_err(|e| format!("res.redirect: {e}"))
+    })
+}
+
+fast_table!(
+    RES_METHODS,
+    res_entry,
+    [
+        Method {
+            name: "res.status",
+            arity: 1,
+            chains: true,
+            run: status
         },
-    )?;
-    let h = host.clone();
-    set_fn(
-        &proto,
-        "header",
-        move |ctx: Ctx<'js>,
-              this: This<Value<'js>>,
-              name: Opt<Value<'js>>,
-              value: Opt<Value<'js>>| {
-            let name = text_arg(&ctx, &opt_value(&ctx, name), "res.header", "the name")?;
-            let value = text_arg(&ctx, &opt_value(&ctx, value), "res.header", "the value")?;
-            with_call(&ctx, &h, "header", |c| {
-                c.res
-                    .add_header(&name, &value)
-                    .map_err(|e| format!("res.header: {e}"))
-            })?;
-            Ok::<_, rquickjs::Error>(this.0)
+        Method {
+            name: "res.header",
+            arity: 2,
+            chains: true,
+            run: header
         },
-    )?;
-    let h = host.clone();
-    set_fn(
-        &proto,
-        "json",
-        move |ctx: Ctx<'js>, data: Opt<Value<'js>>, code: Opt<Value<'js>>| {
-            let code = status_arg(&ctx, &opt_value(&ctx, code), "json")?;
-            let body = json_body(&ctx, opt_value(&ctx, data))?;
-            with_call(&ctx, &h, "json", |c| {
-                if let Some(code) = code {
-                    c.res
-                        .set_status(code)
-                        .map_err(|e| format!("res.json: {e}"))?;
-                }
-                c.res.json(body);
-                Ok(())
-            })
+        Method {
+            name: "res.json",
+            arity: 2,
+            chains: false,
+            run: json
         },
-    )?;
-    let h = host.clone();
-    set_fn(
-        &proto,
-        "text",
-        move |ctx: Ctx<'js>, body: Opt<Value<'js>>| {
-            let body = text_arg(&ctx, &opt_value(&ctx, body), "res.text", "the body")?;
-            with_call(&ctx, &h, "text", |c| {
-                c.res.text(body);
-                Ok(())
-            })
+        Method {
+            name: "res.text",
+            arity: 1,
+            chains: false,
+            run: text
         },
-    )?;
-    let h = host.clone();
-    set_fn(
-        &proto,
-        "html",
-        move |ctx: Ctx<'js>, body: Opt<Value<'js>>| {
-            let body = text_arg(&ctx, &opt_value(&ctx, body), "res.html", "the body")?;
-            with_call(&ctx, &h, "html", |c| {
-                let csp = c.csp.clone();
-                c.res.html(body, csp.header());
-                Ok(())
-            })
+        Method {
+            name: "res.html",
+            arity: 1,
+            chains: false,
+            run: html
         },
-    )?;
-    let h = host.clone();
-    set_fn(
-        &proto,
-        "redirect",
-        move |ctx: Ctx<'js>, url: Opt<Value<'js>>, code: Opt<Value<'js>>| {
-            let url = text_arg(&ctx, &opt_value(&ctx, url), "res.redirect", "the URL")?;
-            let code = status_arg(&ctx, &opt_value(&ctx, code), "redirect")?;
-            with_call(&ctx, &h, "redirect", |c| {
-                c.res
-                    .redirect(&url, code)
-                    .map_err(|e| format!("res.redirect: {e}"))
-            })
+        Method {
+            name: "res.redirect",
+            arity: 2,
+            chains: false,
+            run: redirect
         },
-    )?;
+    ]
+);
+
+/// The prototype every `res` inherits its methods from.
+pub(crate) fn prototype<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let proto = Object::new(ctx.clone())?;
+    install(&proto, &RES_METHODS, res_entry)?;
     Ok(proto)
 }
