@@ -36,6 +36,9 @@ fn describe_value<'js>(ctx: &Ctx<'js>, v: &Value<'js>, budget: &Budget) -> Strin
     let message = exc.message().unwrap_or_default();
     let msg = if budget.exceeded() {
         budget.message()
+    } else if name == "InternalError" && message == "out of memory" {
+        // The same words as the Lua runtime.
+        "not enough memory: the script heap limit was reached (raise it with -m)".to_string()
     } else if name.is_empty() || name == "Error" {
         message
     } else {

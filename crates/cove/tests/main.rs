@@ -7,6 +7,7 @@ mod cli;
 mod db;
 mod examples;
 mod http;
+mod js;
 mod limits;
 mod middleware;
 mod response;

@@ -65,10 +65,12 @@ pub struct Server {
 fn spawn_logged(
     args: &[&str],
     cwd: &Path,
+    envs: &[(&str, &str)],
     mut on_line: impl FnMut(&str) + Send + 'static,
 ) -> (Child, Arc<Mutex<String>>) {
     let mut child = Command::new(bin())
         .args(args)
+        .envs(envs.iter().copied())
         .current_dir(cwd)
         .env_remove("HULL_MAX_INSTRUCTIONS")
         .stdin(Stdio::null())
@@ -108,8 +110,18 @@ impl Server {
         Server::start(&fixture(name), extra)
     }
 
+    /// Like `start`, with extra environment variables for the server.
+    pub fn start_with_env(app: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Server {
+        Server::try_start_env(app, extra, envs)
+            .unwrap_or_else(|log| panic!("cove did not start:\n{log}"))
+    }
+
     /// Like `start`, but returns the log if the server exits before listening.
     pub fn try_start(app: &Path, extra: &[&str]) -> Result<Server, String> {
+        Server::try_start_env(app, extra, &[])
+    }
+
+    fn try_start_env(app: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Result<Server, String> {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = dir.path().join("data.db");
         let mut args: Vec<&str> = extra.to_vec();
@@ -124,20 +136,25 @@ impl Server {
             &db_str,
             app.to_str().expect("utf-8 app path"),
         ]);
-        Server::launch(&args, dir, db)
+        Server::launch(&args, dir, db, envs)
     }
 
     /// `cove baseline` (the benchmark's scriptless server) on one worker.
     pub fn baseline() -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = dir.path().join("unused.db");
-        Server::launch(&["baseline", "-p", "0", "--workers", "1"], dir, db)
+        Server::launch(&["baseline", "-p", "0", "--workers", "1"], dir, db, &[])
             .unwrap_or_else(|log| panic!("cove baseline did not start:\n{log}"))
     }
 
-    fn launch(args: &[&str], dir: tempfile::TempDir, db: PathBuf) -> Result<Server, String> {
+    fn launch(
+        args: &[&str],
+        dir: tempfile::TempDir,
+        db: PathBuf,
+        envs: &[(&str, &str)],
+    ) -> Result<Server, String> {
         let (tx, rx) = mpsc::channel();
-        let (mut child, log) = spawn_logged(args, dir.path(), move |line| {
+        let (mut child, log) = spawn_logged(args, dir.path(), envs, move |line| {
             if let Some(port) = port_of(line) {
                 let _ = tx.send(port);
             }
