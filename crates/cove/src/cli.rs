@@ -4,14 +4,14 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-/// Serve a Hull-style Lua web app with SQLite built in, on every core.
+/// Serve a Hull-style Lua or JavaScript web app with SQLite built in, on every core.
 #[derive(Debug, Parser)]
 #[command(
     name = "cove",
     version,
     about,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  cove -p 8080 -d data.db examples/hello/app.lua\n  cove examples/rest_api          (a directory: its app.lua is served)"
+    after_help = "Examples:\n  cove -p 8080 -d data.db examples/hello/app.lua\n  cove -p 8080 examples/hello/app.js\n  cove examples/rest_api          (a directory: its app.js, else its app.lua, is served)"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -39,7 +39,7 @@ pub struct BaselineArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// App file or directory (default: app.lua or app.js in the current directory).
+    /// App file or directory (default: app.js, else app.lua, in the current directory).
     pub app: Option<PathBuf>,
 
     /// Port to listen on (0 picks a free port; the startup line shows it).

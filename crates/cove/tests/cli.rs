@@ -106,3 +106,15 @@ fn baseline_serves_the_benchmark_bodies_without_a_script() {
     let json = s.get("/json");
     assert_eq!(json.json(), serde_json::json!({"message": "Hello, World!"}));
 }
+
+#[test]
+fn a_directory_serves_its_app_js_before_its_app_lua() {
+    let dir = crate::util::example_file("hello", "js");
+    let dir = dir.parent().expect("example dir");
+    let s = crate::util::Server::start(dir, &[]);
+    s.wait_for_log("JavaScript runtime");
+    assert_eq!(
+        s.get("/").json()["message"],
+        "Hello from Cove + JavaScript!"
+    );
+}

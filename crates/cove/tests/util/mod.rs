@@ -28,13 +28,6 @@ pub fn fixture(name: &str) -> PathBuf {
         .join("app.lua")
 }
 
-/// `examples/<name>/app.lua` at the workspace root: the Lua shorthand of
-/// `example_file`, uncalled since examples.rs runs both versions of each app.
-#[allow(dead_code)]
-pub fn example(name: &str) -> PathBuf {
-    example_file(name, "lua")
-}
-
 /// `examples/<name>/app.<ext>` at the workspace root (`ext`: `lua` or `js`).
 pub fn example_file(name: &str, ext: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
