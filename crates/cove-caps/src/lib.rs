@@ -5,6 +5,8 @@ pub mod env;
 pub mod json;
 pub mod log;
 pub mod manifest;
+pub mod registry;
 pub mod time;
 
 pub use manifest::{Csp, Manifest, ManifestError};
+pub use registry::{Registered, Registry};

@@ -12,7 +12,7 @@ mod router;
 
 pub use exchange::{Exchange, Request, ScriptConfig};
 pub use limits::Limits;
-pub use pipeline::{run_main, run_pre, App, Engine, Flow, ScriptError};
+pub use pipeline::{run_main, run_pre, App, Engine, Flow, ScriptApp, ScriptError};
 pub use query::{parse_query, percent_decode};
 pub use response::{Response, ResponseError, DEFAULT_CSP};
 pub use router::{HandlerId, MiddlewarePattern, Phase, Plan, RouteError, RouteTable, Target};

@@ -29,6 +29,22 @@ pub trait App {
     fn engine(&self) -> &Self::Engine;
 }
 
+/// A loaded app: its route table and the engine that runs its handlers.
+pub struct ScriptApp<E> {
+    pub routes: crate::RouteTable,
+    pub engine: E,
+}
+
+impl<E: Engine> App for ScriptApp<E> {
+    type Engine = E;
+    fn routes(&self) -> &crate::RouteTable {
+        &self.routes
+    }
+    fn engine(&self) -> &E {
+        &self.engine
+    }
+}
+
 /// A script runtime bound to one worker. Calls are synchronous and never
 /// re-entered; `State` carries per-request script objects between calls.
 pub trait Engine {

@@ -197,4 +197,25 @@ impl Db {
     pub fn commit_group(&mut self) -> bool {
         self.group.commit(&self.conn, &mut self.hold)
     }
+
+    /// After the app file ran: roll back a transaction it left open, then
+    /// commit its writes (seeding) before serving starts. Returns whether a
+    /// transaction had been left open.
+    pub fn finish_load(&mut self) -> bool {
+        let stale = self.rollback_stale();
+        self.commit_group();
+        self.take_touched();
+        stale
+    }
+
+    /// After a handler call: roll back a transaction it left open and fold
+    /// the write group its statements ran in into `touched` (the request's
+    /// latest). Returns whether a transaction had been left open.
+    pub fn finish_call(&mut self, touched: &mut Option<u64>) -> bool {
+        let stale = self.rollback_stale();
+        if let Some(group) = self.take_touched() {
+            *touched = Some(touched.map_or(group, |g| g.max(group)));
+        }
+        stale
+    }
 }

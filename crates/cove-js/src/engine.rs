@@ -6,10 +6,8 @@ use std::sync::Arc;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Promise, Runtime, Value};
 
-use cove_caps::Csp;
-use cove_core::{
-    log, App, Engine, Exchange, Flow, HandlerId, RouteTable, ScriptConfig, ScriptError,
-};
+use cove_caps::{Csp, Registered};
+use cove_core::{log, Engine, Exchange, Flow, HandlerId, ScriptApp, ScriptConfig, ScriptError};
 use cove_db::Db;
 
 use crate::error::{describe, describe_rejection, PRELUDE_NAME};
@@ -23,10 +21,7 @@ const PRELUDE: &str = include_str!("prelude.js");
 pub type JsConfig = ScriptConfig;
 
 /// A loaded JavaScript app: its routes and the engine that runs them.
-pub struct JsApp {
-    routes: RouteTable,
-    engine: JsEngine,
-}
+pub type JsApp = ScriptApp<JsEngine>;
 
 /// Runs handlers by id in one QuickJS runtime. Field order is drop order:
 /// every JS value goes before the context and runtime that own it.
@@ -109,7 +104,7 @@ fn settle<'js>(
     }
 }
 
-impl JsApp {
+impl JsEngine {
     /// Run the app file once and collect what it registered. Errors come
     /// back as `file:line: message`.
     pub fn load(config: &JsConfig, db: Db) -> Result<JsApp, String> {
@@ -134,29 +129,14 @@ impl JsApp {
             let entry = run_entry(&ctx, &display, source, &budget);
             Ok::<_, String>((Persistent::save(&ctx, dispatch), entry))
         });
-        {
-            let mut db = host.db.borrow_mut();
-            if db.rollback_stale() {
-                log::warn("rolled back a transaction the app file left open");
-            }
-            // Load-time writes (seeding) commit before serving starts.
-            db.commit_group();
-            db.take_touched();
+        if host.db.borrow_mut().finish_load() {
+            log::warn("rolled back a transaction the app file left open");
         }
-        let (routes, handlers, csp) = {
-            let mut reg = host.registry.borrow_mut();
-            reg.loading = false;
-            let csp = reg
-                .manifest
-                .as_ref()
-                .map(|m| m.csp.clone())
-                .unwrap_or_default();
-            (
-                std::mem::take(&mut reg.routes),
-                std::mem::take(&mut reg.handlers),
-                csp,
-            )
-        };
+        let Registered {
+            routes,
+            handlers,
+            csp,
+        } = host.registry.borrow_mut().finish();
         let (dispatch, entry) = loaded?;
         entry?;
         if routes.route_count() == 0 {
@@ -164,7 +144,7 @@ impl JsApp {
                 "{display}: no routes registered; add one, e.g. app.get(\"/\", (req, res) => res.text(\"hi\"))"
             ));
         }
-        Ok(JsApp {
+        Ok(ScriptApp {
             routes,
             engine: JsEngine {
                 handlers,
@@ -176,16 +156,6 @@ impl JsApp {
                 _runtime: runtime,
             },
         })
-    }
-}
-
-impl App for JsApp {
-    type Engine = JsEngine;
-    fn routes(&self) -> &RouteTable {
-        &self.routes
-    }
-    fn engine(&self) -> &JsEngine {
-        &self.engine
     }
 }
 
@@ -273,14 +243,8 @@ impl Engine for JsEngine {
         }
         st.started = true;
         st.has_body = ex.req.body.is_some();
-        {
-            let mut db = self.host.db.borrow_mut();
-            if db.rollback_stale() {
-                log::warn("rolled back a transaction the script left open");
-            }
-            if let Some(group) = db.take_touched() {
-                st.touched = Some(st.touched.map_or(group, |g| g.max(group)));
-            }
+        if self.host.db.borrow_mut().finish_call(&mut st.touched) {
+            log::warn("rolled back a transaction the script left open");
         }
         result.map_err(|message| ScriptError { message })
     }

@@ -6,18 +6,9 @@ use std::rc::Rc;
 
 use rquickjs::{Function, Persistent};
 
-use cove_caps::{Csp, Manifest};
-use cove_core::{HandlerId, Request, Response, RouteError, RouteTable};
+use cove_caps::{Csp, Registry};
+use cove_core::{Request, Response};
 use cove_db::Db;
-
-/// What the app file registered while it loaded.
-pub(crate) struct Registry {
-    /// Registration is only allowed while the app file runs.
-    pub(crate) loading: bool,
-    pub(crate) routes: RouteTable,
-    pub(crate) handlers: Vec<Persistent<Function<'static>>>,
-    pub(crate) manifest: Option<Manifest>,
-}
 
 /// The call in progress: the response being built and the request parts the
 /// lazy `req` fields are made from.
@@ -29,39 +20,15 @@ pub(crate) struct Call {
 
 pub(crate) struct Host {
     pub(crate) db: RefCell<Db>,
-    pub(crate) registry: RefCell<Registry>,
+    pub(crate) registry: RefCell<Registry<Persistent<Function<'static>>>>,
 }
 
 impl Host {
     pub(crate) fn new(db: Db) -> Host {
         Host {
             db: RefCell::new(db),
-            registry: RefCell::new(Registry {
-                loading: true,
-                routes: RouteTable::new(),
-                handlers: Vec::new(),
-                manifest: None,
-            }),
+            registry: RefCell::new(Registry::default()),
         }
-    }
-
-    /// Add a handler through `add`; fails once the app has loaded.
-    pub(crate) fn register(
-        &self,
-        api: &str,
-        f: Persistent<Function<'static>>,
-        add: impl FnOnce(&mut RouteTable, HandlerId) -> Result<(), RouteError>,
-    ) -> Result<(), String> {
-        let mut reg = self.registry.borrow_mut();
-        if !reg.loading {
-            return Err(format!(
-                "app.{api}: routes and middleware must be registered while the app loads (at the top level of the app file)"
-            ));
-        }
-        let id = reg.handlers.len() as HandlerId;
-        add(&mut reg.routes, id).map_err(|e| format!("app.{api}: {e}"))?;
-        reg.handlers.push(f);
-        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@ use rquickjs::function::Rest;
 use rquickjs::{Ctx, Exception, Function, Object, Persistent, Value};
 
 use cove_caps::log::Level;
-use cove_caps::{env, time, Manifest};
+use cove_caps::{env, time};
 use cove_core::{parse_query, Phase, Request};
 
 use crate::host::{with_call, Host};
@@ -95,20 +95,18 @@ fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
               pattern: String,
               f: Function<'js>| {
             let saved = Persistent::save(&ctx, f);
-            let result = match phase
-                .as_string()
-                .map(|s| s.to_string())
-                .transpose()?
-                .as_deref()
-            {
-                None => h.register(&api, saved, |t, id| t.add_route(&method, &pattern, id)),
-                Some(p) => {
-                    let phase = if p == "pre" { Phase::Pre } else { Phase::Post };
-                    h.register(&api, saved, |t, id| {
-                        t.add_middleware(phase, &method, &pattern, id)
-                    })
-                }
+            let phase = match phase.as_string().map(|s| s.to_string()).transpose()? {
+                None => None,
+                Some(p) if p == "pre" => Some(Phase::Pre),
+                Some(_) => Some(Phase::Post),
             };
+            let result = h
+                .registry
+                .borrow_mut()
+                .register(&api, saved, |t, id| match phase {
+                    None => t.add_route(&method, &pattern, id),
+                    Some(phase) => t.add_middleware(phase, &method, &pattern, id),
+                });
             result.map_err(|e| throw(&ctx, &e))
         },
     )?;
@@ -117,13 +115,10 @@ fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
         let fail = |e: String| throw(&ctx, &format!("app.manifest: {e}"));
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
-        let manifest = Manifest::from_value(value).map_err(|e| throw(&ctx, &e.to_string()))?;
-        let mut reg = h.registry.borrow_mut();
-        if reg.manifest.is_some() {
-            return Err(throw(&ctx, &cove_caps::ManifestError::Twice.to_string()));
-        }
-        reg.manifest = Some(manifest);
-        Ok(())
+        h.registry
+            .borrow_mut()
+            .set_manifest(value)
+            .map_err(|e| throw(&ctx, &e))
     })
 }
 
@@ -185,8 +180,7 @@ fn add_env_log<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> 
     set_fn(raw, "envGet", move |ctx: Ctx<'js>, name: Value<'js>| {
         let name = text_arg(&ctx, &name, "env.get", "name")?;
         let reg = h.registry.borrow();
-        let allow = reg.manifest.as_ref().and_then(|m| m.env.as_deref());
-        env::get(allow, &name).map_err(|e| throw(&ctx, &format!("env.get: {e}")))
+        env::get(reg.env_allow(), &name).map_err(|e| throw(&ctx, &format!("env.get: {e}")))
     })?;
     set_fn(raw, "log", |level: i32, lines: Rest<String>| {
         let level = match level {

@@ -4,17 +4,13 @@ use std::path::PathBuf;
 
 use mlua::{Function, Lua, Table, Value};
 
-use cove_caps::Manifest;
+use cove_caps::Registry;
 use cove_core::{HandlerId, Phase, RouteTable};
 
 /// Per-VM app state, kept in the Lua app data.
 pub(crate) struct AppState {
     pub(crate) app_dir: PathBuf,
-    /// Registration is only allowed while the app file runs.
-    pub(crate) loading: bool,
-    pub(crate) routes: RouteTable,
-    pub(crate) handlers: Vec<Function>,
-    pub(crate) manifest: Option<Manifest>,
+    pub(crate) registry: Registry<Function>,
     pub(crate) manifest_value: Option<Value>,
     pub(crate) config: Option<Value>,
 }
@@ -23,10 +19,7 @@ impl AppState {
     pub(crate) fn new(app_dir: PathBuf) -> Self {
         AppState {
             app_dir,
-            loading: true,
-            routes: RouteTable::new(),
-            handlers: Vec::new(),
-            manifest: None,
+            registry: Registry::default(),
             manifest_value: None,
             config: None,
         }
@@ -44,16 +37,10 @@ fn register(
     f: Function,
     add: impl FnOnce(&mut RouteTable, HandlerId) -> Result<(), cove_core::RouteError>,
 ) -> mlua::Result<()> {
-    let mut st = state_mut(lua)?;
-    if !st.loading {
-        return Err(mlua::Error::RuntimeError(format!(
-            "app.{api}: routes and middleware must be registered while the app loads (at the top level of the app file)"
-        )));
-    }
-    let id = st.handlers.len() as HandlerId;
-    add(&mut st.routes, id).map_err(|e| mlua::Error::RuntimeError(format!("app.{api}: {e}")))?;
-    st.handlers.push(f);
-    Ok(())
+    state_mut(lua)?
+        .registry
+        .register(api, f, add)
+        .map_err(mlua::Error::RuntimeError)
 }
 
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
@@ -100,15 +87,10 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
 fn set_manifest(lua: &Lua, t: Table) -> mlua::Result<()> {
     let raw: serde_json::Value = mlua::LuaSerdeExt::from_value(lua, Value::Table(t.clone()))
         .map_err(|e| mlua::Error::RuntimeError(format!("app.manifest: {e}")))?;
-    let manifest =
-        Manifest::from_value(raw).map_err(|e| mlua::Error::RuntimeError(e.to_string()))?;
     let mut st = state_mut(lua)?;
-    if st.manifest.is_some() {
-        return Err(mlua::Error::RuntimeError(
-            cove_caps::ManifestError::Twice.to_string(),
-        ));
-    }
-    st.manifest = Some(manifest);
+    st.registry
+        .set_manifest(raw)
+        .map_err(mlua::Error::RuntimeError)?;
     st.manifest_value = Some(Value::Table(t));
     Ok(())
 }

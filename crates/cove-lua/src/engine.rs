@@ -4,9 +4,9 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, Table, Value};
 
-use cove_caps::Csp;
+use cove_caps::{Csp, Registered};
 use cove_core::{
-    log, App, Engine, Exchange, Flow, HandlerId, RouteTable, ScriptConfig, ScriptError, Target,
+    log, Engine, Exchange, Flow, HandlerId, ScriptApp, ScriptConfig, ScriptError, Target,
 };
 use cove_db::Db;
 
@@ -22,10 +22,7 @@ const PRELUDE: &str = include_str!("prelude.lua");
 pub type LuaConfig = ScriptConfig;
 
 /// A loaded Lua app: its routes and the engine that runs them.
-pub struct LuaApp {
-    routes: RouteTable,
-    engine: LuaEngine,
-}
+pub type LuaApp = ScriptApp<LuaEngine>;
 
 /// Runs handlers by id in one Lua state.
 pub struct LuaEngine {
@@ -62,15 +59,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     lua.load(PRELUDE).set_name("=[cove]").call::<Function>(raw)
 }
 
-fn roll_back_stale(lua: &Lua) {
-    if let Some(mut db) = lua.app_data_mut::<Db>() {
-        if db.rollback_stale() {
-            log::warn("rolled back a transaction the script left open");
-        }
-    }
-}
-
-impl LuaApp {
+impl LuaEngine {
     /// Run the app file once and collect what it registered. Errors come
     /// back as `file:line: message`.
     pub fn load(config: &LuaConfig, db: Db) -> Result<LuaApp, String> {
@@ -86,40 +75,29 @@ impl LuaApp {
             .map_err(|e| format!("{display}: cannot read the app file: {e}"))?;
         budget.reset();
         let loaded = lua.load(source).set_name(format!("@{display}")).exec();
-        roll_back_stale(&lua);
-        if let Some(mut db) = lua.app_data_mut::<Db>() {
-            // Load-time writes (seeding) commit before serving starts.
-            db.commit_group();
-            db.take_touched();
+        if lua
+            .app_data_mut::<Db>()
+            .is_some_and(|mut db| db.finish_load())
+        {
+            log::warn("rolled back a transaction the app file left open");
         }
         loaded.map_err(|e| describe(&e))?;
 
-        let (routes, handlers, csp) = {
-            let mut st = lua
-                .app_data_mut::<AppState>()
-                .ok_or("app state missing after load")?;
-            st.loading = false;
-            let csp = st
-                .manifest
-                .as_ref()
-                .map(|m| m.csp.clone())
-                .unwrap_or_default();
-            (
-                std::mem::take(&mut st.routes),
-                std::mem::take(&mut st.handlers),
-                csp,
-            )
-        };
+        let Registered {
+            routes,
+            handlers,
+            csp,
+        } = lua
+            .app_data_mut::<AppState>()
+            .ok_or("app state missing after load")?
+            .registry
+            .finish();
         if routes.route_count() == 0 {
             return Err(format!(
                 "{display}: no routes registered; add one, e.g. app.get(\"/\", function(req, res) res:text(\"hi\") end)"
             ));
         }
-        // Keep the table for introspection (`cove routes`).
-        if let Some(mut st) = lua.app_data_mut::<AppState>() {
-            st.routes = routes.clone();
-        }
-        Ok(LuaApp {
+        Ok(ScriptApp {
             routes,
             engine: LuaEngine {
                 lua,
@@ -129,16 +107,6 @@ impl LuaApp {
                 budget,
             },
         })
-    }
-}
-
-impl App for LuaApp {
-    type Engine = LuaEngine;
-    fn routes(&self) -> &RouteTable {
-        &self.routes
-    }
-    fn engine(&self) -> &LuaEngine {
-        &self.engine
     }
 }
 
@@ -218,9 +186,8 @@ impl Engine for LuaEngine {
         if let Some(res) = crate::native::end() {
             ex.res = res;
         }
-        roll_back_stale(&self.lua);
-        if let Some(group) = self.with_db(|db| db.take_touched()).flatten() {
-            st.touched = Some(st.touched.map_or(group, |g| g.max(group)));
+        if self.with_db(|db| db.finish_call(&mut st.touched)) == Some(true) {
+            log::warn("rolled back a transaction the script left open");
         }
         let (flow, req) = result.map_err(err)?;
         if req.is_some() {

@@ -86,7 +86,7 @@ pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
         lua.create_function(|lua, name: String| {
             let allow = lua
                 .app_data_ref::<AppState>()
-                .and_then(|s| s.manifest.as_ref().and_then(|m| m.env.clone()));
+                .and_then(|s| s.registry.env_allow().map(<[String]>::to_vec));
             match env::get(allow.as_deref(), &name) {
                 Ok(Some(v)) => Ok((true, Value::String(lua.create_string(v)?))),
                 Ok(None) => Ok((true, Value::Nil)),

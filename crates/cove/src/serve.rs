@@ -7,8 +7,8 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use cove_core::{log, App, Limits, ScriptConfig};
 use cove_db::{Db, WriteLock};
-use cove_js::JsApp;
-use cove_lua::LuaApp;
+use cove_js::JsEngine;
+use cove_lua::LuaEngine;
 use cove_server::{Baseline, ScriptHandler, ServerConfig};
 
 use crate::cli::{BaselineArgs, ServeArgs};
@@ -118,9 +118,9 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         lock,
     };
     let served = if is_js {
-        serve_app(&config, opener, move |db| JsApp::load(&script, db))
+        serve_app(&config, opener, move |db| JsEngine::load(&script, db))
     } else {
-        serve_app(&config, opener, move |db| LuaApp::load(&script, db))
+        serve_app(&config, opener, move |db| LuaEngine::load(&script, db))
     };
     served.map_err(|e| match e {
         cove_server::ServerError::Load(msg) => anyhow!("failed to load the app: {msg}"),

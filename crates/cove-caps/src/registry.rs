@@ -1,0 +1,116 @@
+//! What an app file registers while it loads (Hull §3.1, §11.2): routes and
+//! middleware with their handlers, and the manifest. One per script VM;
+//! `H` is the runtime's handle to a script function.
+
+use cove_core::{HandlerId, RouteError, RouteTable};
+
+use crate::{Csp, Manifest, ManifestError};
+
+pub struct Registry<H> {
+    /// Registration is only allowed while the app file runs.
+    loading: bool,
+    routes: RouteTable,
+    handlers: Vec<H>,
+    manifest: Option<Manifest>,
+}
+
+impl<H> Default for Registry<H> {
+    fn default() -> Self {
+        Registry {
+            loading: true,
+            routes: RouteTable::new(),
+            handlers: Vec::new(),
+            manifest: None,
+        }
+    }
+}
+
+/// What the app registered, once it has loaded.
+pub struct Registered<H> {
+    pub routes: RouteTable,
+    pub handlers: Vec<H>,
+    /// The Content-Security-Policy `res.html` sends.
+    pub csp: Csp,
+}
+
+impl<H> Registry<H> {
+    /// Add `handler` through `add` (`app.{api}`); fails once loading ended.
+    pub fn register(
+        &mut self,
+        api: &str,
+        handler: H,
+        add: impl FnOnce(&mut RouteTable, HandlerId) -> Result<(), RouteError>,
+    ) -> Result<(), String> {
+        if !self.loading {
+            return Err(format!(
+                "app.{api}: routes and middleware must be registered while the app loads (at the top level of the app file)"
+            ));
+        }
+        let id = self.handlers.len() as HandlerId;
+        add(&mut self.routes, id).map_err(|e| format!("app.{api}: {e}"))?;
+        self.handlers.push(handler);
+        Ok(())
+    }
+
+    /// `app.manifest(value)`: allowed once.
+    pub fn set_manifest(&mut self, raw: serde_json::Value) -> Result<(), String> {
+        if self.manifest.is_some() {
+            return Err(ManifestError::Twice.to_string());
+        }
+        self.manifest = Some(Manifest::from_value(raw).map_err(|e| e.to_string())?);
+        Ok(())
+    }
+
+    /// The manifest's `env` allow-list (`None`: no manifest or no list).
+    pub fn env_allow(&self) -> Option<&[String]> {
+        self.manifest.as_ref().and_then(|m| m.env.as_deref())
+    }
+
+    /// End registration and hand over what was registered. The route table
+    /// stays readable through [`Registry::routes`].
+    pub fn finish(&mut self) -> Registered<H> {
+        self.loading = false;
+        Registered {
+            routes: self.routes.clone(),
+            handlers: std::mem::take(&mut self.handlers),
+            csp: self
+                .manifest
+                .as_ref()
+                .map(|m| m.csp.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    pub fn routes(&self) -> &RouteTable {
+        &self.routes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registers_while_loading_only() {
+        let mut r: Registry<&str> = Registry::default();
+        r.register("get", "h0", |t, id| t.add_route("GET", "/", id))
+            .unwrap();
+        let err = r.register("use", "h1", |t, id| {
+            t.add_middleware(cove_core::Phase::Pre, "GET", "no-slash", id)
+        });
+        assert!(err.unwrap_err().starts_with("app.use: "));
+        let done = r.finish();
+        assert_eq!(done.handlers, vec!["h0"]);
+        assert_eq!(done.routes.route_count(), 1);
+        let late = r.register("post", "h2", |t, id| t.add_route("POST", "/", id));
+        assert!(late.unwrap_err().contains("while the app loads"));
+    }
+
+    #[test]
+    fn the_manifest_is_set_once() {
+        let mut r: Registry<()> = Registry::default();
+        r.set_manifest(serde_json::json!({"env": ["A"]})).unwrap();
+        assert_eq!(r.env_allow(), Some(&["A".to_string()][..]));
+        assert!(r.set_manifest(serde_json::json!({})).is_err());
+    }
+}
