@@ -135,6 +135,7 @@ fn query<'js>(
         db.query(sql, &p, origin, |cols, row| {
             let mut build = || -> rquickjs::Result<()> {
                 if atoms.is_empty() {
+                    crate::shapes::keep_names(ctx, cols.iter());
                     atoms = cols
                         .iter()
                         .map(|c| Atom::from_str(ctx.clone(), c))

@@ -11,7 +11,8 @@ use cove_core::{log, Engine, Exchange, Flow, HandlerId, ScriptApp, ScriptConfig,
 use cove_db::Db;
 
 use crate::error::{describe, describe_rejection, PRELUDE_NAME};
-use crate::host::{begin_call, end_call, Call, Host};
+use crate::fastfn::identity;
+use crate::host::{begin_call, end_call, set_req_id, Call, Host};
 use crate::modules::{AppLoader, AppResolver, NativeObjects};
 use crate::vm::{new_runtime, Budget};
 
@@ -28,6 +29,8 @@ pub type JsApp = ScriptApp<JsEngine>;
 pub struct JsEngine {
     handlers: Vec<Persistent<Function<'static>>>,
     dispatch: Persistent<Function<'static>>,
+    /// `Req.prototype`: every request's `req` is made from it.
+    req_proto: Persistent<Object<'static>>,
     host: Rc<Host>,
     csp: Rc<Csp>,
     budget: Arc<Budget>,
@@ -39,6 +42,8 @@ pub struct JsEngine {
 #[derive(Default)]
 pub struct ReqState {
     started: bool,
+    /// The address of this request's `req` object (see host.rs `Call`).
+    req_id: usize,
     has_body: bool,
     /// The latest write group this request's statements ran in.
     touched: Option<u64>,
@@ -50,8 +55,9 @@ fn drain_jobs(ctx: &Ctx<'_>) {
 }
 
 /// Evaluate the prelude; returns the dispatcher and stores the module objects.
-fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Function<'js>> {
+fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<(Function<'js>, Object<'js>)> {
     crate::jsonenc::register_protos(ctx)?;
+    crate::shapes::init(ctx, &crate::request::FIELDS)?;
     let raw = crate::native::raw_object(ctx, host)?;
     let opts = {
         let mut o = rquickjs::context::EvalOptions::default();
@@ -66,7 +72,7 @@ fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Function<'j
     let objects: NativeObjects = modules.iter::<Object>().collect::<rquickjs::Result<_>>()?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
-    out.get("dispatch")
+    Ok((out.get("dispatch")?, out.get("reqProto")?))
 }
 
 /// Evaluate the entry module (and what it imports), running top-level await.
@@ -124,10 +130,15 @@ impl JsEngine {
         let host = Rc::new(Host::new(db));
 
         let loaded = context.with(|ctx| {
-            let dispatch = install(&ctx, &host).map_err(|e| describe(&ctx, e, &budget))?;
+            let (dispatch, req_proto) =
+                install(&ctx, &host).map_err(|e| describe(&ctx, e, &budget))?;
             budget.reset();
             let entry = run_entry(&ctx, &display, source, &budget);
-            Ok::<_, String>((Persistent::save(&ctx, dispatch), entry))
+            let saved = (
+                Persistent::save(&ctx, dispatch),
+                Persistent::save(&ctx, req_proto),
+            );
+            Ok::<_, String>((saved, entry))
         });
         if host.db.borrow_mut().finish_load() {
             log::warn("rolled back a transaction the app file left open");
@@ -137,7 +148,7 @@ impl JsEngine {
             handlers,
             csp,
         } = host.registry.borrow_mut().finish();
-        let (dispatch, entry) = loaded?;
+        let ((dispatch, req_proto), entry) = loaded?;
         entry?;
         if routes.route_count() == 0 {
             return Err(format!(
@@ -149,6 +160,7 @@ impl JsEngine {
             engine: JsEngine {
                 handlers,
                 dispatch,
+                req_proto,
                 host,
                 csp: Rc::new(csp),
                 budget,
@@ -180,7 +192,7 @@ impl JsEngine {
         &self,
         ctx: &Ctx<'js>,
         id: HandlerId,
-        fresh: bool,
+        st: &mut ReqState,
         body_read: bool,
     ) -> Result<Flow, String> {
         let fail = |e| describe(ctx, e, &self.budget);
@@ -190,7 +202,16 @@ impl JsEngine {
             .ok_or_else(|| format!("no handler {id}"))?;
         let handler = handler.clone().restore(ctx).map_err(fail)?;
         let dispatch = self.dispatch.clone().restore(ctx).map_err(fail)?;
-        let ret: Value = dispatch.call((handler, fresh, body_read)).map_err(fail)?;
+        let req = if st.started {
+            Value::new_undefined(ctx.clone())
+        } else {
+            let proto = self.req_proto.clone().restore(ctx).map_err(fail)?;
+            let req = Object::new_proto(ctx.clone(), Some(&proto)).map_err(fail)?;
+            st.req_id = identity(&req);
+            set_req_id(st.req_id);
+            req.into_value()
+        };
+        let ret: Value = dispatch.call((handler, req, body_read)).map_err(fail)?;
         drain_jobs(ctx);
         let ret = match ret.as_promise() {
             Some(p) => settle(ctx, p, &self.budget, "the handler")?,
@@ -226,17 +247,15 @@ impl Engine for JsEngine {
         st: &mut ReqState,
     ) -> Result<Flow, ScriptError> {
         // Lend the request and the response to the natives for this call.
-        let fresh = !st.started;
         let body_read = st.started && !st.has_body && ex.req.body.is_some();
         begin_call(Call {
             res: std::mem::take(&mut ex.res),
             csp: self.csp.clone(),
             req: std::mem::take(&mut ex.req),
+            req_id: st.req_id,
         });
         self.budget.reset();
-        let result = self
-            .context
-            .with(|ctx| self.run(&ctx, id, fresh, body_read));
+        let result = self.context.with(|ctx| self.run(&ctx, id, st, body_read));
         if let Some(call) = end_call() {
             ex.res = call.res;
             ex.req = call.req;

@@ -15,10 +15,30 @@ use rquickjs::{qjs, Ctx, Exception, Object, Value};
 /// The arguments of one call, borrowed from QuickJS.
 pub(crate) struct Args<'a> {
     raw: *mut qjs::JSContext,
+    this: qjs::JSValue,
     argv: &'a [qjs::JSValue],
+    magic: c_int,
 }
 
 impl Args<'_> {
+    /// `this` as an owned value.
+    pub(crate) fn this<'js>(&self, ctx: &Ctx<'js>) -> Value<'js> {
+        // SAFETY: `this` is alive for the call; the dup gives the Value its
+        // own reference.
+        unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(self.raw, self.this)) }
+    }
+
+    /// The identity of `this` (its address; compared, never dereferenced).
+    pub(crate) fn this_id(&self) -> usize {
+        // SAFETY: reading the payload of a live value.
+        unsafe { qjs::JS_VALUE_GET_PTR(self.this) as usize }
+    }
+
+    /// Which entry of its table the method is (for tables of look-alikes).
+    pub(crate) fn magic(&self) -> usize {
+        self.magic as usize
+    }
+
     /// Argument `i` as an owned value (`undefined` when not passed).
     pub(crate) fn get<'js>(&self, ctx: &Ctx<'js>, i: usize) -> Value<'js> {
         match self.argv.get(i) {
@@ -30,13 +50,22 @@ impl Args<'_> {
     }
 }
 
+/// The identity (address) of an object value; 0 for other values.
+pub(crate) fn identity(v: &Value<'_>) -> usize {
+    if !v.is_object() {
+        return 0;
+    }
+    // SAFETY: reading the payload of a live object value.
+    unsafe { qjs::JS_VALUE_GET_PTR(v.as_raw()) as usize }
+}
+
 /// A fast method: what it is called, how many arguments it declares, and
-/// whether it returns `this` (for chaining) or `undefined`.
+/// whether it returns `this` (for chaining) or what `run` returns.
 pub(crate) struct Method {
     pub(crate) name: &'static str,
     pub(crate) arity: c_int,
     pub(crate) chains: bool,
-    pub(crate) run: for<'js> fn(&Ctx<'js>, &Args<'_>) -> rquickjs::Result<()>,
+    pub(crate) run: for<'js> fn(&Ctx<'js>, &Args<'_>) -> rquickjs::Result<Value<'js>>,
 }
 
 /// The C entry of every table (see [`fast_table!`]): find the method by
@@ -65,10 +94,16 @@ pub(crate) unsafe fn call<const N: usize>(
     } else {
         std::slice::from_raw_parts(argv, argc as usize)
     };
-    let args = Args { raw: ctx, argv };
+    let args = Args {
+        raw: ctx,
+        this,
+        argv,
+        magic,
+    };
     match catch_unwind(AssertUnwindSafe(|| (method.run)(&c, &args))) {
-        Ok(Ok(())) if method.chains => qjs::JS_DupValue(ctx, this),
-        Ok(Ok(())) => qjs::JS_UNDEFINED,
+        Ok(Ok(_)) if method.chains => qjs::JS_DupValue(ctx, this),
+        // The Value drops its own reference; QuickJS gets a new one.
+        Ok(Ok(v)) => qjs::JS_DupValue(ctx, v.as_raw()),
         Ok(Err(rquickjs::Error::Exception)) => qjs::JS_EXCEPTION,
         Ok(Err(other)) => {
             Exception::throw_message(&c, &format!("{}: {other}", method.name));

@@ -16,6 +16,9 @@ pub(crate) struct Call {
     pub(crate) res: Response,
     pub(crate) csp: Rc<Csp>,
     pub(crate) req: Request,
+    /// The address of this request's `req` object: its field getters refuse
+    /// any other (a `req` kept past its request).
+    pub(crate) req_id: usize,
 }
 
 pub(crate) struct Host {
@@ -47,6 +50,15 @@ pub(crate) fn begin_call(call: Call) {
 /// Take back what [`begin_call`] lent.
 pub(crate) fn end_call() -> Option<Call> {
     CALL.with(|c| c.borrow_mut().take())
+}
+
+/// Record the address of the call's `req` object (made during the call).
+pub(crate) fn set_req_id(id: usize) {
+    CALL.with(|c| {
+        if let Some(call) = c.borrow_mut().as_mut() {
+            call.req_id = id;
+        }
+    });
 }
 
 /// Run `f` on the call in progress, or fail with a message naming

@@ -30,7 +30,8 @@ enum Step {
     Unsupported,
 }
 
-struct Encoder<'a> {
+struct Encoder<'a, 'js> {
+    ctx: &'a Ctx<'js>,
     raw: *mut qjs::JSContext,
     out: &'a mut Vec<u8>,
     depth: u32,
@@ -97,7 +98,7 @@ impl Drop for Owned {
     }
 }
 
-impl Encoder<'_> {
+impl Encoder<'_, '_> {
     /// Take ownership of a value returned by the C API.
     fn owned(&self, v: qjs::JSValue) -> rquickjs::Result<Owned> {
         // SAFETY: reading the tag of a value just returned.
@@ -251,6 +252,16 @@ impl Encoder<'_> {
         };
         // SAFETY: `tab` holds `len` entries until `props` drops.
         let entries = unsafe { std::slice::from_raw_parts(props.tab, props.len as usize) };
+        if self.depth == 1 {
+            // The object handed to res.json, usually a literal the handler
+            // builds on every request: keep its shape (shapes.rs).
+            let keys: Vec<qjs::JSAtom> = entries
+                .iter()
+                .filter(|e| e.is_enumerable)
+                .map(|e| e.atom)
+                .collect();
+            crate::shapes::keep(self.ctx, &keys);
+        }
         self.out.push(b'{');
         let mut first = true;
         for entry in entries {
@@ -281,16 +292,19 @@ impl Encoder<'_> {
 
     /// Write a property name; false if it is not valid UTF-8.
     fn key(&mut self, atom: qjs::JSAtom) -> rquickjs::Result<bool> {
-        let mut len = 0;
-        // SAFETY: the atom is alive (held by the property list).
-        let ptr = unsafe { qjs::JS_AtomToCStringLen(self.raw, &mut len, atom) };
-        if ptr.is_null() {
-            return Err(rquickjs::Error::Exception);
-        }
-        let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
-        let ok = write_utf8(self.out, bytes);
-        unsafe { qjs::JS_FreeCString(self.raw, ptr) };
-        Ok(ok)
+        let raw = self.raw;
+        crate::shapes::write_key(self.ctx, atom, self.out, |out| {
+            let mut len = 0;
+            // SAFETY: the atom is alive (held by the property list).
+            let ptr = unsafe { qjs::JS_AtomToCStringLen(raw, &mut len, atom) };
+            if ptr.is_null() {
+                return Err(rquickjs::Error::Exception);
+            }
+            let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
+            let ok = write_utf8(out, bytes);
+            unsafe { qjs::JS_FreeCString(raw, ptr) };
+            Ok(ok)
+        })
     }
 }
 
@@ -303,6 +317,7 @@ pub(crate) fn encode<'js>(
     out: &mut Vec<u8>,
 ) -> rquickjs::Result<bool> {
     let mut enc = Encoder {
+        ctx,
         raw: ctx.as_raw().as_ptr(),
         out,
         depth: 0,

@@ -11,7 +11,9 @@ mod host;
 mod jsonenc;
 mod modules;
 mod native;
+mod request;
 mod response;
+mod shapes;
 mod vm;
 
 pub use engine::{JsApp, JsConfig, JsEngine};

@@ -9,9 +9,10 @@ use rquickjs::{Ctx, Exception, Function, Object, Persistent, Value};
 
 use cove_caps::log::Level;
 use cove_caps::{env, time};
-use cove_core::{parse_query, Phase, Request};
+use cove_core::Phase;
 
-use crate::host::{with_call, Host};
+use crate::fastfn::{fast_table, install, Args, Method};
+use crate::host::Host;
 
 /// Throw a plain `Error` with `msg`.
 pub(crate) fn throw(ctx: &Ctx<'_>, msg: &str) -> rquickjs::Error {
@@ -122,58 +123,64 @@ fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
     })
 }
 
-/// What `raw.reqLazy(which)` builds, in the prelude's `fields` order.
-const REQ_FIELDS: [&str; 6] = ["query", "headers", "method", "path", "params", "body"];
-
-/// `raw.reqLazy(which)`: one `req` field of the call in progress, built on
-/// first read.
-fn add_request<'js>(raw: &Object<'js>) -> rquickjs::Result<()> {
-    set_fn(raw, "reqLazy", move |ctx: Ctx<'js>, which: usize| {
-        let name = REQ_FIELDS.get(which).copied().unwrap_or("body");
-        let field = with_call("req", name, |call| Ok(req_field(&ctx, &call.req, name)))
-            .map_err(|e| throw(&ctx, &e))?;
-        field
-    })
+fn time_now<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    // Seconds and milliseconds do not fit an int32: doubles hold them exactly.
+    Ok(Value::new_float(ctx.clone(), time::now() as f64))
 }
 
-fn pairs_object<'js, K: AsRef<str>, V: AsRef<str>>(
-    ctx: &Ctx<'js>,
-    pairs: impl IntoIterator<Item = (K, V)>,
-) -> rquickjs::Result<Value<'js>> {
-    let obj = Object::new(ctx.clone())?;
-    for (k, v) in pairs {
-        obj.set(k.as_ref(), v.as_ref())?;
-    }
-    Ok(obj.into_value())
+fn time_now_ms<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    Ok(Value::new_float(ctx.clone(), time::now_ms() as f64))
 }
 
-fn req_field<'js>(ctx: &Ctx<'js>, req: &Request, name: &str) -> rquickjs::Result<Value<'js>> {
-    let text = |s: &str| rquickjs::String::from_str(ctx.clone(), s).map(|s| s.into_value());
-    match name {
-        "query" => pairs_object(
-            ctx,
-            req.query.as_deref().map(parse_query).unwrap_or_default(),
-        ),
-        "headers" => pairs_object(ctx, req.joined_headers()),
-        "method" => text(&req.method),
-        "path" => text(&req.path),
-        "params" => pairs_object(ctx, req.params.iter().map(|(k, v)| (k, v))),
-        // JS strings hold text: the body is read as UTF-8 (as in Hull).
-        _ => match &req.body {
-            Some(b) => text(&String::from_utf8_lossy(b)),
-            None => Ok(Value::new_null(ctx.clone())),
+fn time_clock<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    Ok(Value::new_float(ctx.clone(), time::clock() as f64))
+}
+
+fn time_date<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    rquickjs::String::from_str(ctx.clone(), &time::date()).map(|s| s.into_value())
+}
+
+fn time_datetime<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    rquickjs::String::from_str(ctx.clone(), &time::datetime()).map(|s| s.into_value())
+}
+
+// `hull:time`: called on many requests, so fast methods (fastfn.rs).
+fast_table!(
+    TIME_METHODS,
+    time_entry,
+    [
+        Method {
+            name: "time.now",
+            arity: 0,
+            chains: false,
+            run: time_now
         },
-    }
-}
-
-fn add_time<'js>(raw: &Object<'js>) -> rquickjs::Result<()> {
-    // Milliseconds do not fit in an int32: hand them over as doubles.
-    set_fn(raw, "timeNow", || time::now() as f64)?;
-    set_fn(raw, "timeNowMs", || time::now_ms() as f64)?;
-    set_fn(raw, "timeClock", || time::clock() as f64)?;
-    set_fn(raw, "timeDate", time::date)?;
-    set_fn(raw, "timeDatetime", time::datetime)
-}
+        Method {
+            name: "time.nowMs",
+            arity: 0,
+            chains: false,
+            run: time_now_ms
+        },
+        Method {
+            name: "time.clock",
+            arity: 0,
+            chains: false,
+            run: time_clock
+        },
+        Method {
+            name: "time.date",
+            arity: 0,
+            chains: false,
+            run: time_date
+        },
+        Method {
+            name: "time.datetime",
+            arity: 0,
+            chains: false,
+            run: time_datetime
+        },
+    ]
+);
 
 fn add_env_log<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
     let h = host.clone();
@@ -207,8 +214,10 @@ fn add_env_log<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> 
 pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
     let raw = Object::new(ctx.clone())?;
     add_app(&raw, host)?;
-    add_request(&raw)?;
-    add_time(&raw)?;
+    let time = Object::new(ctx.clone())?;
+    install(&time, &TIME_METHODS, time_entry)?;
+    raw.set("time", time)?;
+    raw.set("reqGetters", crate::request::getters(ctx)?)?;
     add_env_log(&raw, host)?;
     crate::db::add(&raw, host)?;
     raw.set("resProto", crate::response::prototype(ctx)?)?;

@@ -65,10 +65,7 @@
     encode: (v) => stringify(v) ?? "null",
     decode: (s) => parse(s),
   };
-  const time = {
-    now: raw.timeNow, nowMs: raw.timeNowMs, clock: raw.timeClock,
-    date: raw.timeDate, datetime: raw.timeDatetime,
-  };
+  const time = raw.time;
   const env = { get: raw.envGet };
   const text = (v) => {
     if (typeof v === "string") return v;
@@ -92,43 +89,36 @@
   // A req starts with no own properties: each field is built from the
   // request in progress on first read (most handlers read few or none) and
   // then becomes an ordinary own property of that req.
-  const { reqLazy, resProto } = raw;
+  const { resProto, reqGetters } = raw;
   let current = null;
-  const own = (obj, name, value) =>
-    defineProperty(obj, name, { value, writable: true, enumerable: true, configurable: true });
-  const lazy = (name, make) => ({
-    get() {
-      if (this !== current) {
-        throw new Error(`req.${name} read after its request ended; copy what you need while handling it`);
-      }
-      const v = make();
-      own(this, name, v);
-      return v;
-    },
-    set(v) {
-      own(this, name, v);
-    },
-    enumerable: false,
-    configurable: true,
-  });
   function Req() {}
   Req.prototype.header = function header(name) {
     return this.headers[String(name).toLowerCase()];
   };
-  const fields = ["query", "headers", "method", "path", "params", "body"];
-  fields.forEach((name, which) => defineProperty(Req.prototype, name, lazy(name, () => reqLazy(which))));
-  defineProperty(Req.prototype, "ctx", lazy("ctx", () => ({})));
+  // The getters are native (request.rs): they refuse a req kept past its
+  // request, and make the value an own property.
+  for (const name of ["query", "headers", "method", "path", "params", "body", "ctx"]) {
+    defineProperty(Req.prototype, name, {
+      get: reqGetters[name],
+      set(value) {
+        defineProperty(this, name, { value, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: false,
+      configurable: true,
+    });
+  }
   // One `res` per worker, as in the Lua runtime (its methods write into the
   // response of the call in progress); making one per request cost ~1k
   // instructions.
   const res = Object.create(resProto);
 
   // The engine calls this for every handler and middleware of a request:
-  // `fresh` starts a new one; `bodyRead` says the body arrived since the
-  // last call (pre-body middleware saw `body` as null).
-  function dispatch(handler, fresh, bodyRead) {
-    if (fresh) {
-      current = new Req();
+  // `req` (made by the engine from Req.prototype) starts a new request;
+  // `bodyRead` says the body arrived since the last call (pre-body
+  // middleware saw `body` as null).
+  function dispatch(handler, req, bodyRead) {
+    if (req !== undefined) {
+      current = req;
     } else if (bodyRead) {
       delete current.body;
     }
@@ -148,5 +138,5 @@
   delete globalThis.eval;
   delete globalThis.Function;
 
-  return { dispatch, modules: [app, db, json, time, env, log] };
+  return { dispatch, reqProto: Req.prototype, modules: [app, db, json, time, env, log] };
 })

@@ -40,13 +40,15 @@ fn status_arg(ctx: &Ctx<'_>, v: &Value<'_>, api: &str) -> rquickjs::Result<Optio
     Err(bad(type_name(v).to_string()))
 }
 
-/// Run `f` on the call in progress; errors become JS errors.
-fn on_call<R>(
-    ctx: &Ctx<'_>,
+/// Run `f` on the call in progress; errors become JS errors. The methods
+/// return `undefined` (or `this`, see the table).
+fn on_call<'js>(
+    ctx: &Ctx<'js>,
     api: &str,
-    f: impl FnOnce(&mut Call) -> Result<R, String>,
-) -> rquickjs::Result<R> {
-    with_call("res", api, f).map_err(|e| throw(ctx, &e))
+    f: impl FnOnce(&mut Call) -> Result<(), String>,
+) -> rquickjs::Result<Value<'js>> {
+    with_call("res", api, f).map_err(|e| throw(ctx, &e))?;
+    Ok(Value::new_undefined(ctx.clone()))
 }
 
 /// `res.json` body: plain values are written by jsonenc.rs, anything else by
@@ -63,7 +65,7 @@ fn json_body<'js>(ctx: &Ctx<'js>, data: Value<'js>) -> rquickjs::Result<Vec<u8>>
     })
 }
 
-fn status(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+fn status<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let code = status_arg(ctx, &args.get(ctx, 0), "status")?
         .ok_or_else(|| throw(ctx, "res.status: status code missing"))?;
     on_call(ctx, "status", |c| {
@@ -73,7 +75,7 @@ fn status(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
     })
 }
 
-fn header(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+fn header<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let name = text_arg(ctx, &args.get(ctx, 0), "res.header", "the name")?;
     let value = text_arg(ctx, &args.get(ctx, 1), "res.header", "the value")?;
     on_call(ctx, "header", |c| {
@@ -83,7 +85,7 @@ fn header(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
     })
 }
 
-fn json(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+fn json<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let code = status_arg(ctx, &args.get(ctx, 1), "json")?;
     let body = json_body(ctx, args.get(ctx, 0))?;
     on_call(ctx, "json", |c| {
@@ -97,7 +99,7 @@ fn json(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
     })
 }
 
-fn text(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+fn text<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let body = text_arg(ctx, &args.get(ctx, 0), "res.text", "the body")?;
     on_call(ctx, "text", |c| {
         c.res.text(body);
@@ -105,7 +107,7 @@ fn text(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
     })
 }
 
-fn html(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+fn html<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let body = text_arg(ctx, &args.get(ctx, 0), "res.html", "the body")?;
     on_call(ctx, "html", |c| {
         let csp = c.csp.clone();
@@ -114,7 +116,7 @@ fn html(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
     })
 }
 
-fn redirect(ctx: &Ctx<'_>, args: &Args<'_>) -> rquickjs::Result<()> {
+fn redirect<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let url = text_arg(ctx, &args.get(ctx, 0), "res.redirect", "the URL")?;
     let code = status_arg(ctx, &args.get(ctx, 1), "redirect")?;
     on_call(ctx, "redirect", |c| {

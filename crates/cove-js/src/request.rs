@@ -1,0 +1,88 @@
+//! `req` fields (Hull §4.1), built from the request of the call in progress
+//! the first time a script reads them. The prelude's getters check that the
+//! `req` is the current one and call `get(req, which)`, which builds the
+//! value and makes it an ordinary own property of that `req`.
+
+use rquickjs::{Ctx, Object, Value};
+
+use cove_core::{parse_query, Request};
+
+use crate::fastfn::{fast_table, install, Args, Method};
+use crate::host::with_call;
+use crate::native::throw;
+use crate::shapes::{define_field, object_from_pairs};
+
+/// Field names by the `which` the prelude passes (same order as its list).
+pub(crate) const FIELDS: [&str; 7] = [
+    "query", "headers", "method", "path", "params", "body", "ctx",
+];
+
+fn field<'js>(ctx: &Ctx<'js>, req: &Request, name: &str) -> rquickjs::Result<Value<'js>> {
+    let text = |s: &str| rquickjs::String::from_str(ctx.clone(), s).map(|s| s.into_value());
+    match name {
+        "query" => {
+            let pairs = req.query.as_deref().map(parse_query).unwrap_or_default();
+            object_from_pairs(ctx, &pairs, false)
+        }
+        "headers" => object_from_pairs(ctx, &req.joined_headers(), false),
+        "method" => text(&req.method),
+        "path" => text(&req.path),
+        "params" => object_from_pairs(ctx, &req.params, true),
+        "ctx" => Ok(Object::new(ctx.clone())?.into_value()),
+        // JS strings hold text: the body is read as UTF-8 (as in Hull).
+        _ => match &req.body {
+            Some(b) => text(&String::from_utf8_lossy(b)),
+            None => Ok(Value::new_null(ctx.clone())),
+        },
+    }
+}
+
+/// The getter of field `magic` on `Req.prototype`: build the value from the
+/// request in progress and make it an own property of this `req`.
+fn get<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let index = args.magic();
+    let name = FIELDS.get(index).copied().unwrap_or("?");
+    let id = args.this_id();
+    let value = with_call("req", name, |call| {
+        if call.req_id != id {
+            return Err(format!(
+                "req.{name} read after its request ended; copy what you need while handling it"
+            ));
+        }
+        Ok(field(ctx, &call.req, name))
+    })
+    .map_err(|e| throw(ctx, &e))??;
+    define_field(ctx, &args.this(ctx), index, &value)?;
+    Ok(value)
+}
+
+const fn getter(name: &'static str) -> Method {
+    Method {
+        name,
+        arity: 0,
+        chains: false,
+        run: get,
+    }
+}
+
+// One getter per field, in FIELDS order (the magic number is the index).
+fast_table!(
+    REQ_GETTERS,
+    req_entry,
+    [
+        getter("query"),
+        getter("headers"),
+        getter("method"),
+        getter("path"),
+        getter("params"),
+        getter("body"),
+        getter("ctx"),
+    ]
+);
+
+/// The getters, by field name, for the prelude to put on `Req.prototype`.
+pub(crate) fn getters<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let obj = Object::new(ctx.clone())?;
+    install(&obj, &REQ_GETTERS, req_entry)?;
+    Ok(obj)
+}

@@ -1,0 +1,277 @@
+//! Keeping QuickJS object shapes alive between requests.
+//!
+//! QuickJS gives every object a shape (its prototype and property list) and
+//! finds existing shapes in a cache when a property is added, but frees a
+//! shape as soon as no object uses it, and an object grows its shape one
+//! property at a time. So the `{id, path, ts}` rows of every query, the
+//! `params` of every request and the object literal every handler passes to
+//! `res.json` rebuilt their shapes from scratch on every request (a new
+//! shape and a reallocation per property). For key lists seen there, this
+//! module keeps one object per prefix of the list alive (`{}`, `{id}`,
+//! `{id, path}`, …), so later objects find every step cached.
+//!
+//! The kept objects live in the runtime's userdata, released (through the
+//! runtime) when it is freed.
+#![allow(unsafe_code)]
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use rquickjs::{qjs, Ctx, JsLifetime, Value};
+
+/// Distinct key lists kept at most (each costs one object per key).
+const MAX_LISTS: usize = 256;
+/// Longer key lists are not kept.
+const MAX_KEYS: usize = 16;
+
+/// Atoms are small integers: hash them as they are.
+#[derive(Default)]
+pub(crate) struct AtomHasher(u64);
+
+impl Hasher for AtomHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u32(n as u32);
+    }
+}
+
+type AtomMap<V> = HashMap<Vec<qjs::JSAtom>, V, BuildHasherDefault<AtomHasher>>;
+
+pub(crate) struct Keepers {
+    rt: *mut qjs::JSRuntime,
+    /// Key list (atoms, each held by us) → the objects for its prefixes.
+    lists: RefCell<AtomMap<Vec<qjs::JSValue>>>,
+    /// The atoms of `req`'s field names (request.rs `FIELDS` order).
+    fields: Vec<qjs::JSAtom>,
+    /// Property name atom (held by us) → the name as a JSON string.
+    keys: RefCell<HashMap<qjs::JSAtom, Box<[u8]>, BuildHasherDefault<AtomHasher>>>,
+}
+
+// SAFETY: Keepers holds no `'js` values, only raw references it frees itself.
+unsafe impl<'js> JsLifetime<'js> for Keepers {
+    type Changed<'to> = Keepers;
+}
+
+impl Drop for Keepers {
+    fn drop(&mut self) {
+        // Runs when rquickjs clears the runtime's userdata, before
+        // JS_FreeRuntime: the runtime is still valid.
+        for (atoms, objects) in self.lists.get_mut().drain() {
+            // SAFETY: we own one reference to each object and atom.
+            unsafe {
+                for obj in objects {
+                    qjs::JS_FreeValueRT(self.rt, obj);
+                }
+                for atom in atoms {
+                    qjs::JS_FreeAtomRT(self.rt, atom);
+                }
+            }
+        }
+        for atom in self
+            .fields
+            .drain(..)
+            .chain(self.keys.get_mut().drain().map(|(a, _)| a))
+        {
+            // SAFETY: we own one reference to each cached key atom.
+            unsafe { qjs::JS_FreeAtomRT(self.rt, atom) };
+        }
+    }
+}
+
+fn new_atom(raw: *mut qjs::JSContext, name: &str) -> qjs::JSAtom {
+    // SAFETY: creates (or finds) an atom; the caller owns the reference.
+    unsafe { qjs::JS_NewAtomLen(raw, name.as_ptr().cast(), name.len() as _) }
+}
+
+/// Start keeping shapes in `ctx`'s runtime; `fields` are the names of the
+/// fields [`define_field`] defines.
+pub(crate) fn init(ctx: &Ctx<'_>, fields: &[&str]) -> rquickjs::Result<()> {
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: the runtime of a live context.
+    let rt = unsafe { qjs::JS_GetRuntime(raw) };
+    ctx.store_userdata(Keepers {
+        rt,
+        fields: fields.iter().map(|f| new_atom(raw, f)).collect(),
+        lists: RefCell::new(AtomMap::default()),
+        keys: RefCell::new(HashMap::default()),
+    })
+    .map_err(|_| rquickjs::Error::new_from_js("userdata", "shape keepers"))?;
+    Ok(())
+}
+
+/// Make sure the shapes of objects with these keys, in this order, stay
+/// cached. Cheap when already kept (one hash lookup).
+pub(crate) fn keep(ctx: &Ctx<'_>, atoms: &[qjs::JSAtom]) {
+    let raw = ctx.as_raw().as_ptr();
+    if atoms.is_empty() || atoms.len() > MAX_KEYS {
+        return;
+    }
+    let Some(keepers) = ctx.userdata::<Keepers>() else {
+        return;
+    };
+    let Ok(mut lists) = keepers.lists.try_borrow_mut() else {
+        return;
+    };
+    if lists.len() >= MAX_LISTS || lists.contains_key(atoms) {
+        return;
+    }
+    let mut objects = Vec::with_capacity(atoms.len());
+    for n in 1..=atoms.len() {
+        // SAFETY: plain object creation and property definition on a
+        // live context; we own the returned object reference.
+        unsafe {
+            let obj = qjs::JS_NewObject(raw);
+            if qjs::JS_VALUE_GET_TAG(obj) == qjs::JS_TAG_EXCEPTION {
+                break;
+            }
+            for &atom in &atoms[..n] {
+                qjs::JS_DefinePropertyValue(
+                    raw,
+                    obj,
+                    atom,
+                    qjs::JS_NULL,
+                    qjs::JS_PROP_C_W_E as i32,
+                );
+            }
+            objects.push(obj);
+        }
+    }
+    // SAFETY: the key list holds its own reference to each atom.
+    let held = atoms
+        .iter()
+        .map(|&a| unsafe { qjs::JS_DupAtom(raw, a) })
+        .collect();
+    lists.insert(held, objects);
+}
+
+/// `keep` for keys given as strings.
+pub(crate) fn keep_names<S: AsRef<str>>(ctx: &Ctx<'_>, names: impl IntoIterator<Item = S>) {
+    let raw = ctx.as_raw().as_ptr();
+    let atoms: Vec<qjs::JSAtom> = names
+        .into_iter()
+        .map(|n| new_atom(raw, n.as_ref()))
+        .collect();
+    keep(ctx, &atoms);
+    for atom in atoms {
+        // SAFETY: releases the reference new_atom took.
+        unsafe { qjs::JS_FreeAtom(raw, atom) };
+    }
+}
+
+/// A plain object with string `pairs` as properties (for `req.params`,
+/// `req.query`, `req.headers`); `keep_shape` when the key list recurs
+/// (a route's params) so its shape stays cached.
+pub(crate) fn object_from_pairs<'js, K: AsRef<str>, V: AsRef<str>>(
+    ctx: &Ctx<'js>,
+    pairs: &[(K, V)],
+    keep_shape: bool,
+) -> rquickjs::Result<Value<'js>> {
+    let raw = ctx.as_raw().as_ptr();
+    let atoms: Vec<qjs::JSAtom> = pairs
+        .iter()
+        .map(|(k, _)| new_atom(raw, k.as_ref()))
+        .collect();
+    if keep_shape {
+        keep(ctx, &atoms);
+    }
+    // SAFETY: a new object we own (wrapped in a Value at once), and new
+    // strings whose references JS_DefinePropertyValue takes over.
+    let obj = unsafe { Value::from_raw(ctx.clone(), qjs::JS_NewObject(raw)) };
+    let mut failed = obj.is_exception();
+    for ((_, v), &atom) in pairs.iter().zip(&atoms) {
+        let v = v.as_ref();
+        if !failed {
+            unsafe {
+                let s = qjs::JS_NewStringLen(raw, v.as_ptr().cast(), v.len() as _);
+                failed = qjs::JS_DefinePropertyValue(
+                    raw,
+                    obj.as_raw(),
+                    atom,
+                    s,
+                    qjs::JS_PROP_C_W_E as i32,
+                ) < 0;
+            }
+        }
+        // SAFETY: releases the reference new_atom took.
+        unsafe { qjs::JS_FreeAtom(raw, atom) };
+    }
+    if failed {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(obj)
+}
+
+/// Make `value` the own, writable, enumerable property number `field` (of
+/// the names given to [`init`]) of `obj`.
+pub(crate) fn define_field(
+    ctx: &Ctx<'_>,
+    obj: &Value<'_>,
+    field: usize,
+    value: &Value<'_>,
+) -> rquickjs::Result<()> {
+    let Some(atom) = ctx
+        .userdata::<Keepers>()
+        .and_then(|k| k.fields.get(field).copied())
+    else {
+        return Ok(());
+    };
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: defines a property on a live object; the dup'd value
+    // reference is taken over by QuickJS.
+    let rc = unsafe {
+        qjs::JS_DefinePropertyValue(
+            raw,
+            obj.as_raw(),
+            atom,
+            qjs::JS_DupValue(raw, value.as_raw()),
+            qjs::JS_PROP_C_W_E as i32,
+        )
+    };
+    if rc < 0 {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(())
+}
+
+/// Keys cached at most by [`write_key`].
+const MAX_KEYS_CACHED: usize = 4096;
+
+/// Append property name `atom` as a JSON string, from a per-runtime cache
+/// (converting an atom to UTF-8 and escaping it cost ~300 instructions per
+/// key per response). `write` does the conversion on a miss and returns
+/// false if the name cannot be written.
+pub(crate) fn write_key(
+    ctx: &Ctx<'_>,
+    atom: qjs::JSAtom,
+    out: &mut Vec<u8>,
+    write: impl FnOnce(&mut Vec<u8>) -> rquickjs::Result<bool>,
+) -> rquickjs::Result<bool> {
+    let keepers = ctx.userdata::<Keepers>();
+    let mut keys = keepers.as_ref().and_then(|k| k.keys.try_borrow_mut().ok());
+    if let Some(bytes) = keys.as_ref().and_then(|k| k.get(&atom)) {
+        out.extend_from_slice(bytes);
+        return Ok(true);
+    }
+    let start = out.len();
+    if !write(out)? {
+        return Ok(false);
+    }
+    if let Some(keys) = keys.as_mut().filter(|k| k.len() < MAX_KEYS_CACHED) {
+        // SAFETY: the cache holds its own reference to the atom, so its
+        // number is not reused for another name while cached.
+        let held = unsafe { qjs::JS_DupAtom(ctx.as_raw().as_ptr(), atom) };
+        keys.insert(held, out[start..].into());
+    }
+    Ok(true)
+}
