@@ -4,6 +4,7 @@
 mod util;
 
 mod cli;
+mod conformance;
 mod db;
 mod examples;
 mod http;

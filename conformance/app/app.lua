@@ -1,0 +1,185 @@
+-- The Lua half of the conformance app: route for route the same behaviour
+-- as app.js. The specs in ../specs/*.toml drive both.
+
+local function hex(s)
+  return (s:gsub(".", function(c) return string.format("%02x", c:byte()) end))
+end
+
+-- Routing -----------------------------------------------------------------
+app.get("/users/:id", function(req, res) res:json({ id = req.params.id }) end)
+app.get("/users/:id/posts/:post", function(req, res)
+  res:json({ id = req.params.id, post = req.params.post })
+end)
+app.get("/order/first", function(req, res) res:text("literal route") end)
+app.get("/order/:x", function(req, res) res:text("param route " .. req.params.x) end)
+app.get("/whoami", function(req, res) res:json({ method = req.method, path = req.path }) end)
+app.delete("/things/:id", function(req, res) res:json({ deleted = req.params.id }) end)
+app.put("/things/:id", function(req, res) res:json({ put = req.params.id }) end)
+app.patch("/things/:id", function(req, res) res:json({ patched = req.params.id }) end)
+app.options("/things/:id", function(req, res) res:status(204) end)
+
+-- Middleware --------------------------------------------------------------
+app.use("*", "/mw/*", function(req, res)
+  res:header("X-Pre", "1")
+  req.ctx.trace = { "pre1" }
+  return 0
+end)
+app.use("*", "/mw/*", function(req, res)
+  local trace = req.ctx.trace
+  trace[#trace + 1] = "pre2"
+  return false
+end)
+app.use("GET", "/mw/stop", function(req, res)
+  res:status(403)
+  res:text("stopped by pre")
+  return 1
+end)
+app.use_post("*", "/mw/*", function(req, res)
+  local trace = req.ctx.trace
+  trace[#trace + 1] = "post"
+  res:header("X-Post", "1")
+  return nil
+end)
+app.use_post("POST", "/mw/stop-post", function(req, res)
+  res:status(401)
+  res:text("stopped by post")
+  return true
+end)
+app.get("/mw/trace", function(req, res) res:json({ trace = req.ctx.trace }) end)
+app.get("/mw/stop", function(req, res) res:text("handler must not run") end)
+app.post("/mw/stop-post", function(req, res) res:text("handler must not run") end)
+app.use("*", "/mwerr/*", function(req, res)
+  res:header("X-Before-Error", "kept")
+  error("middleware boom")
+end)
+app.get("/mwerr/x", function(req, res) res:text("handler must not run") end)
+
+-- Responses ---------------------------------------------------------------
+app.get("/res/status", function(req, res)
+  res:status(201)
+  res:json({ created = true })
+end)
+app.get("/res/json-code", function(req, res) res:json({ accepted = true }, 202) end)
+app.get("/res/text", function(req, res) res:text("plain text") end)
+app.get("/res/html", function(req, res) res:html("<h1>hi</h1>") end)
+app.get("/res/redirect", function(req, res) res:redirect("/target") end)
+app.get("/res/redirect-303", function(req, res) res:redirect("/other", 303) end)
+app.get("/res/headers", function(req, res)
+  res:header("X-One", "1")
+  res:header("Set-Cookie", "a=1")
+  res:header("Set-Cookie", "b=2")
+  res:text("headers")
+end)
+app.get("/res/content-type", function(req, res)
+  res:header("Content-Type", "application/vnd.cove+json")
+  res:json({ typed = true })
+end)
+app.get("/res/chain", function(req, res)
+  res:status(202):header("X-Chain", "yes"):text("chained")
+end)
+app.get("/res/no-content", function(req, res) res:status(204) end)
+app.get("/status/:code", function(req, res)
+  res:status(tonumber(req.params.code))
+  res:text("status " .. req.params.code)
+end)
+
+-- Requests ----------------------------------------------------------------
+app.get("/query", function(req, res)
+  local n = 0
+  for _ in pairs(req.query) do n = n + 1 end
+  res:json({ count = n, query = req.query })
+end)
+app.get("/headers", function(req, res)
+  res:json({ custom = req.headers["x-custom"], dup = req.headers["x-dup"] })
+end)
+app.post("/echo", function(req, res)
+  if req.body == nil then return res:text("<nil>") end
+  res:text(req.body)
+end)
+app.post("/body-size", function(req, res) res:json({ size = #(req.body or "") }) end)
+
+-- Database ----------------------------------------------------------------
+app.post("/db/types", function(req, res)
+  db.exec("INSERT INTO kinds (i, f, t, b, n) VALUES (42, 1.5, 'text ✓', x'00ff41', NULL)")
+  res:json({ id = db.last_id() })
+end)
+app.get("/db/types", function(req, res)
+  local row = db.query("SELECT i, f, t, b, n FROM kinds WHERE b IS NOT NULL ORDER BY id DESC LIMIT 1")[1]
+  res:json({
+    i = row.i, i_is_integer = math.type(row.i) == "integer",
+    f = row.f, t = row.t, b = hex(row.b), n_missing = row.n == nil,
+  })
+end)
+app.post("/db/bind", function(req, res)
+  db.exec("INSERT INTO kinds (i, f, t) VALUES (?, ?, ?)", { 7, 2.25, "seven" })
+  local row = db.query("SELECT typeof(?) AS yes, ? AS yes_value, typeof(?) AS absent", { true, true, nil })[1]
+  res:json({ id = db.last_id(), yes = row.yes, yes_value = row.yes_value, absent = row.absent })
+end)
+app.post("/db/update", function(req, res)
+  res:json({ changed = db.exec("UPDATE kinds SET t = ? WHERE i = ?", { "updated", 42 }) })
+end)
+app.post("/notes", function(req, res)
+  db.exec("INSERT INTO notes (title) VALUES (?)", { req.body })
+  res:json({ id = db.last_id() }, 201)
+end)
+app.post("/db/batch-ok", function(req, res)
+  db.batch(function()
+    db.exec("INSERT INTO notes (title) VALUES ('batch 1')")
+    db.exec("INSERT INTO notes (title) VALUES ('batch 2')")
+  end)
+  res:json({ count = db.query("SELECT COUNT(*) AS n FROM notes")[1].n })
+end)
+app.post("/db/batch-fail", function(req, res)
+  local ok = pcall(db.batch, function()
+    db.exec("INSERT INTO notes (title) VALUES ('rolled back')")
+    error("batch boom")
+  end)
+  res:json({ ok = ok, count = db.query("SELECT COUNT(*) AS n FROM notes")[1].n })
+end)
+app.get("/db/big", function(req, res)
+  res:json(db.query("SELECT 4611686018427387904 AS big, -9007199254740993 AS neg")[1])
+end)
+app.get("/db/error", function(req, res)
+  local ok, err = pcall(db.query, "SELECT * FROM no_such_table")
+  res:json({ ok = ok, mentions_table = tostring(err):find("no_such_table", 1, true) ~= nil })
+end)
+app.get("/db/reserved", function(req, res)
+  local ok, err = pcall(db.query, "SELECT * FROM _hull_migrations")
+  res:json({ ok = ok, reserved = tostring(err):find("_hull_", 1, true) ~= nil })
+end)
+
+-- JSON ----------------------------------------------------------------------
+app.get("/json/empty", function(req, res) res:json({}) end)
+app.get("/json/empty-array", function(req, res) res:json({}) end)
+app.get("/json/nested", function(req, res)
+  res:json({ a = { b = { c = { 1, 2, { d = "e" } } } }, list = { "x", "y" } })
+end)
+app.get("/json/unicode", function(req, res)
+  res:json({ s = "héllo ✓ 日本 😀", esc = "quote\" back\\ nl\n tab\t ctl\1" })
+end)
+app.get("/json/numbers", function(req, res)
+  res:json({ int = 42, neg = -7, tenth = 0.1, half = 1.5, huge = 1e300, third = 1 / 3, three = 3.0 })
+end)
+app.get("/json/bool-null", function(req, res) res:json({ yes = true, no = false, list = { true, false } }) end)
+app.post("/json/roundtrip", function(req, res)
+  res:text(json.encode(json.decode(req.body)))
+end)
+app.post("/json/bad", function(req, res)
+  local ok = pcall(json.decode, req.body)
+  res:json({ ok = ok })
+end)
+
+-- Errors and limits -----------------------------------------------------------
+app.get("/error/handler", function(req, res)
+  res:header("X-Before-Error", "kept")
+  error("handler boom")
+end)
+app.get("/error/bad-status", function(req, res) res:status(1000) end)
+app.get("/loop", function(req, res)
+  while true do end
+end)
+app.get("/loop-caught", function(req, res)
+  while true do
+    pcall(function() while true do end end)
+  end
+end)

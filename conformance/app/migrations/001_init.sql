@@ -1,0 +1,3 @@
+-- Tables the conformance specs read and write.
+CREATE TABLE kinds (id INTEGER PRIMARY KEY AUTOINCREMENT, i INTEGER, f REAL, t TEXT, b BLOB, n TEXT);
+CREATE TABLE notes (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL);
