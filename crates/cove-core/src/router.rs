@@ -3,6 +3,7 @@
 //! middleware patterns that are an exact path or a `/prefix/*`.
 
 use crate::query::percent_decode;
+use smallvec::SmallVec;
 
 /// Index of a script function registered by the engine.
 pub type HandlerId = u32;
@@ -216,22 +217,24 @@ impl RouteTable {
     }
 
     fn find(&self, method: &str, path: &str) -> Target {
+        // Split once; most routes are then rejected by segment count alone.
+        let parts: SmallVec<[&str; 8]> = split_path(path).collect();
         let mut allowed: Vec<String> = Vec::new();
         let mut head_fallback = None;
         for route in &self.routes {
-            let Some(params) = match_segments(&route.segments, path) else {
+            if route.segments.len() != parts.len() || !literals_match(&route.segments, &parts) {
                 continue;
-            };
+            }
             if route.method == method {
                 return Target::Route {
                     handler: route.handler,
-                    params,
+                    params: captures(&route.segments, &parts),
                 };
             }
             if method == "HEAD" && route.method == "GET" && head_fallback.is_none() {
                 head_fallback = Some(Target::Route {
                     handler: route.handler,
-                    params,
+                    params: captures(&route.segments, &parts),
                 });
             }
             if !allowed.contains(&route.method) {
@@ -246,29 +249,24 @@ impl RouteTable {
     }
 }
 
-fn match_segments(segments: &[Segment], path: &str) -> Option<Vec<(String, String)>> {
-    let mut params = Vec::new();
-    let mut parts = split_path(path);
-    for seg in segments {
-        let part = parts.next()?;
-        match seg {
-            Segment::Literal(lit) => {
-                if lit != part {
-                    return None;
-                }
-            }
-            Segment::Param(name) => {
-                if part.is_empty() {
-                    return None;
-                }
-                params.push((name.clone(), percent_decode(part, false)));
-            }
-        }
-    }
-    if parts.next().is_some() {
-        return None;
-    }
-    Some(params)
+/// Whether the path parts fit the pattern: literals equal, params non-empty.
+fn literals_match(segments: &[Segment], parts: &[&str]) -> bool {
+    segments.iter().zip(parts).all(|(seg, part)| match seg {
+        Segment::Literal(lit) => lit == part,
+        Segment::Param(_) => !part.is_empty(),
+    })
+}
+
+/// Percent-decoded `:param` values of a matching path, in pattern order.
+fn captures(segments: &[Segment], parts: &[&str]) -> Vec<(String, String)> {
+    segments
+        .iter()
+        .zip(parts)
+        .filter_map(|(seg, part)| match seg {
+            Segment::Param(name) => Some((name.clone(), percent_decode(part, false))),
+            Segment::Literal(_) => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

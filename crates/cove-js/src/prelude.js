@@ -91,6 +91,10 @@
   // then becomes an ordinary own property of that req.
   const { resProto, reqGetters } = raw;
   let current = null;
+  // The previous request's `req` stays alive one request longer: its shape
+  // (with the fields read lazily, such as `params`) then stays cached, so
+  // the next `req` gains the same fields without building new shapes.
+  let previous = null;
   function Req() {}
   Req.prototype.header = function header(name) {
     return this.headers[String(name).toLowerCase()];
@@ -118,6 +122,7 @@
   // middleware saw `body` as null).
   function dispatch(handler, req, bodyRead) {
     if (req !== undefined) {
+      previous = current;
       current = req;
     } else if (bodyRead) {
       delete current.body;
