@@ -86,6 +86,19 @@ impl<H> Registry<H> {
     }
 }
 
+impl<H> Registered<H> {
+    /// An app that registered no route serves nothing: refuse it, naming
+    /// the app file and showing `example` (a route in the app's language).
+    pub fn require_routes(self, display: &str, example: &str) -> Result<Self, String> {
+        if self.routes.route_count() == 0 {
+            return Err(format!(
+                "{display}: no routes registered; add one, e.g. {example}"
+            ));
+        }
+        Ok(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +117,20 @@ mod tests {
         assert_eq!(done.routes.route_count(), 1);
         let late = r.register("post", "h2", |t, id| t.add_route("POST", "/", id));
         assert!(late.unwrap_err().contains("while the app loads"));
+    }
+
+    #[test]
+    fn an_app_without_routes_is_refused() {
+        let mut r: Registry<()> = Registry::default();
+        let err = r.finish().require_routes("app.js", "EXAMPLE").err();
+        assert_eq!(
+            err.as_deref(),
+            Some("app.js: no routes registered; add one, e.g. EXAMPLE")
+        );
+        let mut r: Registry<()> = Registry::default();
+        r.register("get", (), |t, id| t.add_route("GET", "/", id))
+            .unwrap();
+        assert!(r.finish().require_routes("app.js", "EXAMPLE").is_ok());
     }
 
     #[test]

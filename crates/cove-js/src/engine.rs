@@ -143,18 +143,14 @@ impl JsEngine {
         if host.db.borrow_mut().finish_load() {
             log::warn("rolled back a transaction the app file left open");
         }
+        let registered = host.registry.borrow_mut().finish();
+        let ((dispatch, req_proto), entry) = loaded?;
+        entry?;
         let Registered {
             routes,
             handlers,
             csp,
-        } = host.registry.borrow_mut().finish();
-        let ((dispatch, req_proto), entry) = loaded?;
-        entry?;
-        if routes.route_count() == 0 {
-            return Err(format!(
-                "{display}: no routes registered; add one, e.g. app.get(\"/\", (req, res) => res.text(\"hi\"))"
-            ));
-        }
+        } = registered.require_routes(&display, r#"app.get("/", (req, res) => res.text("hi"))"#)?;
         Ok(ScriptApp {
             routes,
             engine: JsEngine {

@@ -91,12 +91,11 @@ impl LuaEngine {
             .app_data_mut::<AppState>()
             .ok_or("app state missing after load")?
             .registry
-            .finish();
-        if routes.route_count() == 0 {
-            return Err(format!(
-                "{display}: no routes registered; add one, e.g. app.get(\"/\", function(req, res) res:text(\"hi\") end)"
-            ));
-        }
+            .finish()
+            .require_routes(
+                &display,
+                r#"app.get("/", function(req, res) res:text("hi") end)"#,
+            )?;
         Ok(ScriptApp {
             routes,
             engine: LuaEngine {

@@ -74,6 +74,11 @@ fn load_errors_name_file_and_line() {
     assert!(err.contains("app.js:4: SyntaxError"), "{err}");
     let err = load_error("throws");
     assert!(err.contains("app.js:4: cannot boot"), "{err}");
+    let err = load_error("noroutes");
+    assert!(
+        err.contains("app.js: no routes registered; add one, e.g. app.get(\"/\", (req, res) =>"),
+        "{err}"
+    );
 }
 
 #[test]
