@@ -52,10 +52,10 @@ impl Request {
 /// Where a script app lives and how it is limited; the same for every runtime.
 #[derive(Debug, Clone)]
 pub struct ScriptConfig {
-    /// The entry file (`app.lua` or `app.js`), absolute.
-    pub entry: std::path::PathBuf,
-    /// The directory modules and `migrations/` are relative to.
-    pub app_dir: std::path::PathBuf,
+    /// The app's files: a directory, or the pack of a built executable.
+    pub files: crate::AppFiles,
+    /// The entry file (`app.lua` or `app.js`), relative to `files`.
+    pub entry: String,
     pub limits: crate::Limits,
     /// Commit the writes of one event-loop turn together (cove-db group.rs).
     pub group_commit: bool,
@@ -64,11 +64,7 @@ pub struct ScriptConfig {
 impl ScriptConfig {
     /// The entry file as shown in errors: relative to the app directory.
     pub fn display_name(&self) -> String {
-        self.entry
-            .strip_prefix(&self.app_dir)
-            .unwrap_or(&self.entry)
-            .to_string_lossy()
-            .into_owned()
+        self.entry.clone()
     }
 }
 

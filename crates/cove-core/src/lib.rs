@@ -3,6 +3,7 @@
 //! runtime implements [`Engine`] and the pipeline calls it by [`HandlerId`].
 
 mod exchange;
+mod files;
 mod limits;
 pub mod log;
 mod pipeline;
@@ -11,6 +12,7 @@ mod response;
 mod router;
 
 pub use exchange::{Exchange, Request, ScriptConfig};
+pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
 pub use limits::Limits;
 pub use pipeline::{run_main, run_pre, App, Engine, Flow, ScriptApp, ScriptError};
 pub use query::{parse_query, percent_decode};

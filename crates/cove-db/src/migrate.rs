@@ -4,12 +4,12 @@ use crate::conn::{Db, Origin};
 use crate::error::DbError;
 use crate::sql_text;
 use crate::value::{Value, ValueRef};
+use cove_core::AppFiles;
 use std::collections::HashMap;
-use std::fs;
-use std::io::ErrorKind;
-use std::path::Path;
 
 const TABLE: &str = "_hull_migrations";
+/// Where migrations live in an app.
+pub const DIR: &str = "migrations";
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS _hull_migrations (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     name TEXT NOT NULL UNIQUE,
@@ -36,9 +36,10 @@ pub struct MigrationStatus {
 }
 
 impl Db {
-    /// Applies, in file-name order, every `*.sql` file of `dir` not yet recorded, each in its
-    /// own transaction; stops at the first failure. A missing `dir` applies nothing.
-    pub fn migrate(&mut self, dir: &Path) -> Result<MigrationReport, DbError> {
+    /// Applies, in file-name order, every `migrations/*.sql` file of the app not yet
+    /// recorded, each in its own transaction; stops at the first failure. No `migrations/`
+    /// directory applies nothing.
+    pub fn migrate(&mut self, app: &AppFiles) -> Result<MigrationReport, DbError> {
         if self.in_transaction() {
             return Err(DbError::Transaction(
                 "cannot run migrations inside a transaction".to_owned(),
@@ -48,23 +49,27 @@ impl Db {
             .map_err(|e| failed(TABLE, e))?;
         let applied = self.applied().map_err(|e| failed(TABLE, e))?;
         let mut report = MigrationReport::default();
-        for name in sql_files(dir)? {
+        for name in sql_files(app)? {
             if applied.contains_key(&name) {
                 continue;
             }
-            let sql = fs::read_to_string(dir.join(&name)).map_err(|e| failed(&name, e))?;
-            if sql_text::is_blank(&sql) {
+            let sql = app
+                .read(&format!("{DIR}/{name}"))
+                .map_err(|e| failed(&name, e))?;
+            let sql = std::str::from_utf8(&sql).map_err(|_| failed(&name, "not UTF-8"))?;
+            if sql_text::is_blank(sql) {
                 report.skipped_empty.push(name);
-            } else if self.apply(&name, &sql).map_err(|e| failed(&name, e))? {
+            } else if self.apply(&name, sql).map_err(|e| failed(&name, e))? {
                 report.applied.push(name);
             }
         }
         Ok(report)
     }
 
-    /// Every `*.sql` file of `dir` in apply order, with its `applied_at` if it was applied.
-    pub fn migration_status(&mut self, dir: &Path) -> Result<Vec<MigrationStatus>, DbError> {
-        let files = sql_files(dir)?;
+    /// Every `migrations/*.sql` file of the app in apply order, with its `applied_at` if it
+    /// was applied.
+    pub fn migration_status(&mut self, app: &AppFiles) -> Result<Vec<MigrationStatus>, DbError> {
+        let files = sql_files(app)?;
         let mut exists = false;
         self.query(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
@@ -147,27 +152,15 @@ impl Db {
     }
 }
 
-/// Names of the regular files in `dir` ending in `.sql`, sorted bytewise. Missing dir: none.
-fn sql_files(dir: &Path) -> Result<Vec<String>, DbError> {
-    let dir_name = dir.display().to_string();
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(failed(&dir_name, e)),
-    };
-    let mut names = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| failed(&dir_name, e))?;
-        let os_name = entry.file_name();
-        let lossy = os_name.to_string_lossy();
-        if lossy.len() < 5 || !lossy.ends_with(".sql") || !entry.path().is_file() {
-            continue;
-        }
-        let Some(name) = os_name.to_str() else {
-            return Err(failed(&lossy, "file name is not valid UTF-8"));
-        };
-        names.push(name.to_owned());
-    }
+/// Names of the regular files in `migrations/` ending in `.sql`, sorted bytewise. Missing
+/// directory: none.
+fn sql_files(app: &AppFiles) -> Result<Vec<String>, DbError> {
+    let mut names: Vec<String> = app
+        .list(DIR)
+        .map_err(|e| failed(DIR, e))?
+        .into_iter()
+        .filter(|n| n.len() >= 5 && n.ends_with(".sql"))
+        .collect();
     names.sort_unstable(); // `str` order is byte order, like strcmp
     Ok(names)
 }

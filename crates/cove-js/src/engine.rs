@@ -115,14 +115,17 @@ impl JsEngine {
     /// back as `file:line: message`.
     pub fn load(config: &JsConfig, db: Db) -> Result<JsApp, String> {
         let display = config.display_name();
-        let source = std::fs::read(&config.entry)
-            .map_err(|e| format!("{display}: cannot read the app file: {e}"))?;
+        let source = config
+            .files
+            .read(&config.entry)
+            .map_err(|e| format!("{display}: cannot read the app file: {e}"))?
+            .into_owned();
         let (runtime, context, budget) =
             new_runtime(&config.limits).map_err(|e| format!("cannot start QuickJS: {e}"))?;
         runtime.set_loader(
             AppResolver,
             AppLoader {
-                app_dir: config.app_dir.clone(),
+                files: config.files.clone(),
             },
         );
         let mut db = db;

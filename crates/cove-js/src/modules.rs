@@ -1,8 +1,6 @@
 //! ES module resolution and loading (Hull §2.3): `hull:*` modules from Rust,
 //! and the app's own files by relative path, confined to the app directory.
 
-use std::path::PathBuf;
-
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::{Declarations, Exports, ModuleDef};
 use rquickjs::{Ctx, Exception, Module, Object, Result};
@@ -113,7 +111,7 @@ impl Resolver for AppResolver {
 
 /// Loads what [`AppResolver`] named.
 pub(crate) struct AppLoader {
-    pub(crate) app_dir: PathBuf,
+    pub(crate) files: cove_core::AppFiles,
 }
 
 impl Loader for AppLoader {
@@ -130,15 +128,18 @@ impl Loader for AppLoader {
             let source = format!("export {{ {export} }} from \"{NATIVE}\";");
             return Module::declare(ctx.clone(), name, source);
         }
-        let path = self.app_dir.join(name);
         let fail = |why: String| {
             Exception::throw_reference(ctx, &format!("cannot import ./{name}: {why}"))
         };
-        let meta = std::fs::metadata(&path).map_err(|e| fail(e.to_string()))?;
-        if meta.len() > MAX_MODULE {
+        let len = self.files.len(name).map_err(|e| fail(e.to_string()))?;
+        if len > MAX_MODULE {
             return Err(fail(format!("larger than {MAX_MODULE} bytes")));
         }
-        let source = std::fs::read(&path).map_err(|e| fail(e.to_string()))?;
+        let source = self
+            .files
+            .read(name)
+            .map_err(|e| fail(e.to_string()))?
+            .into_owned();
         if name.ends_with(".json") {
             let text = String::from_utf8(source).map_err(|_| fail("not UTF-8".into()))?;
             let literal = serde_json::to_string(&text).map_err(|e| fail(e.to_string()))?;

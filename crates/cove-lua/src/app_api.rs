@@ -1,7 +1,5 @@
 //! The `app` global (Hull §3.1, §11.2): routes, middleware, manifest.
 
-use std::path::PathBuf;
-
 use mlua::{Function, Lua, Table, Value};
 
 use cove_caps::Registry;
@@ -9,16 +7,16 @@ use cove_core::{HandlerId, Phase, RouteTable};
 
 /// Per-VM app state, kept in the Lua app data.
 pub(crate) struct AppState {
-    pub(crate) app_dir: PathBuf,
+    pub(crate) files: cove_core::AppFiles,
     pub(crate) registry: Registry<Function>,
     pub(crate) manifest_value: Option<Value>,
     pub(crate) config: Option<Value>,
 }
 
 impl AppState {
-    pub(crate) fn new(app_dir: PathBuf) -> Self {
+    pub(crate) fn new(files: cove_core::AppFiles) -> Self {
         AppState {
-            app_dir,
+            files,
             registry: Registry::default(),
             manifest_value: None,
             config: None,

@@ -67,12 +67,15 @@ impl LuaEngine {
         let mut db = db;
         db.set_group_commit(config.group_commit);
         lua.set_app_data(db);
-        lua.set_app_data(AppState::new(config.app_dir.clone()));
+        lua.set_app_data(AppState::new(config.files.clone()));
         let dispatch = install(&lua, budget.clone()).map_err(|e| describe(&e))?;
 
         let display = config.display_name();
-        let source = std::fs::read(&config.entry)
-            .map_err(|e| format!("{display}: cannot read the app file: {e}"))?;
+        let source = config
+            .files
+            .read(&config.entry)
+            .map_err(|e| format!("{display}: cannot read the app file: {e}"))?
+            .into_owned();
         budget.reset();
         let loaded = lua.load(source).set_name(format!("@{display}")).exec();
         if lua

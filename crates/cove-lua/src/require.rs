@@ -2,36 +2,18 @@
 //! `./x.json` files resolved from the requiring module, confined to the app
 //! directory.
 
-use std::path::{Component, Path, PathBuf};
-
 use mlua::{Lua, Table, Value};
 
 use crate::app_api::AppState;
 use crate::error::chunk_of;
 use crate::globals::{fail, Outcome};
 use crate::json;
+use cove_core::clean_relative;
 
 const MAX_MODULE: u64 = 10 * 1024 * 1024;
 
 /// Embedded Lua stdlib modules: (name, source). Filled as stdlib lands.
 const STDLIB: &[(&str, &str)] = &[];
-
-/// Normalize `rel` against `base` without touching the filesystem; `None`
-/// if it climbs out of the root.
-fn join_inside(base: &Path, rel: &str) -> Option<PathBuf> {
-    let mut parts: Vec<Component> = base.components().collect();
-    for c in Path::new(rel).components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                parts.pop()?;
-            }
-            Component::Normal(_) => parts.push(c),
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    Some(parts.iter().collect())
-}
 
 pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function> {
     lua.create_function(move |lua, name: String| {
@@ -55,49 +37,40 @@ pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function
 }
 
 fn load_file(lua: &Lua, cache: &Table, name: &str) -> mlua::Result<Outcome> {
-    let app_dir = match lua.app_data_ref::<AppState>() {
-        Some(st) => st.app_dir.clone(),
+    let files = match lua.app_data_ref::<AppState>() {
+        Some(st) => st.files.clone(),
         None => return fail(lua, "require: no app directory"),
     };
     // Level 0 is this function, 1 the prelude wrapper, 2 the requiring chunk.
     let from = chunk_of(lua, 2).unwrap_or_default();
-    let from_dir = Path::new(&from)
-        .parent()
-        .unwrap_or(Path::new(""))
-        .to_path_buf();
+    let from_dir = from.rsplit_once('/').map_or("", |(d, _)| d);
     let mut rel_name = name.to_string();
     if !(rel_name.ends_with(".lua") || rel_name.ends_with(".json")) {
         rel_name.push_str(".lua");
     }
-    let Some(rel) = join_inside(&from_dir, &rel_name) else {
+    let joined = if from_dir.is_empty() || name.starts_with('/') {
+        rel_name
+    } else {
+        format!("{from_dir}/{rel_name}")
+    };
+    let Some(key) = clean_relative(&joined) else {
         return fail(
             lua,
             format!("require: {name}: path leaves the app directory"),
         );
     };
-    let key = rel.to_string_lossy().into_owned();
     if let Some(v) = cache.raw_get::<Option<Value>>(key.as_str())? {
         return Ok((true, v));
     }
-    let path = app_dir.join(&rel);
-    // Symlinks must not lead out of the app directory either.
-    let inside = path
-        .canonicalize()
-        .ok()
-        .zip(app_dir.canonicalize().ok())
-        .is_some_and(|(p, root)| p.starts_with(root));
-    if !inside {
-        return fail(lua, format!("module not found: {name} (looked for {key})"));
-    }
-    match std::fs::metadata(&path) {
-        Ok(m) if m.len() > MAX_MODULE => {
+    match files.len(&key) {
+        Ok(len) if len > MAX_MODULE => {
             return fail(lua, format!("require: {key} is larger than 10 MiB"))
         }
         Ok(_) => {}
         Err(_) => return fail(lua, format!("module not found: {name} (looked for {key})")),
     }
-    let source = match std::fs::read(&path) {
-        Ok(s) => s,
+    let source = match files.read(&key) {
+        Ok(s) => s.into_owned(),
         Err(e) => return fail(lua, format!("require: cannot read {key}: {e}")),
     };
     let value = if key.ends_with(".json") {
@@ -116,20 +89,4 @@ fn load_file(lua: &Lua, cache: &Table, name: &str) -> mlua::Result<Outcome> {
 fn run_module(lua: &Lua, source: &[u8], chunk: &str, name: &str) -> mlua::Result<Value> {
     let v: Value = lua.load(source).set_name(chunk).call(name)?;
     Ok(if v.is_nil() { Value::Boolean(true) } else { v })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn joins_inside_the_root() {
-        let j = |b: &str, r: &str| {
-            join_inside(Path::new(b), r).map(|p| p.to_string_lossy().into_owned())
-        };
-        assert_eq!(j("", "./lib/x.lua").as_deref(), Some("lib/x.lua"));
-        assert_eq!(j("lib", "../y.lua").as_deref(), Some("y.lua"));
-        assert_eq!(j("", "../y.lua"), None);
-        assert_eq!(j("", "/etc/passwd"), None);
-    }
 }

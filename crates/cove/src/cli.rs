@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
     version,
     about,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  cove -p 8080 -d data.db examples/hello/app.lua\n  cove -p 8080 examples/hello/app.js\n  cove examples/rest_api          (a directory: its app.js, else its app.lua, is served)"
+    after_help = "Examples:\n  cove -p 8080 -d data.db examples/hello/app.lua\n  cove -p 8080 examples/hello/app.js\n  cove examples/rest_api          (a directory: its app.js, else its app.lua, is served)\n  cove new blog && cove test blog && cove dev blog\n  cove build -o blog-server blog  (one file: Cove and the app)"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -22,9 +22,124 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the app's tests (test_*.lua / test_*.js) in-process against an in-memory database.
+    Test(TestArgs),
+    /// Create a new app: entry file, first migration and a passing test.
+    New(NewArgs),
+    /// Serve the app and reload it whenever one of its files changes.
+    Dev(ServeArgs),
+    /// Apply pending migrations, show their status, or create a new one.
+    Migrate(MigrateArgs),
+    /// Pack Cove and the app into one executable file.
+    Build(BuildArgs),
+    /// Print the app's routes and middleware as JSON.
+    Routes(RoutesArgs),
+    /// Inspect the app's database: schema or a query, as JSON.
+    Db(DbArgs),
     /// Serve `Hello World!` on /hello and a fixed JSON body elsewhere, with no script: the benchmark's HTTP baseline.
     #[command(hide = true)]
     Baseline(BaselineArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// App directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Runtime {
+    Lua,
+    Js,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// Directory to create (its last part names the app).
+    pub name: PathBuf,
+    /// Language of the app.
+    #[arg(long, value_enum, default_value = "lua")]
+    pub runtime: Runtime,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct MigrateArgs {
+    #[command(subcommand)]
+    pub command: Option<MigrateCommand>,
+    /// App directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// SQLite database file, relative to the current directory.
+    #[arg(short, long, default_value = "data.db")]
+    pub db: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MigrateCommand {
+    /// List every migration, applied (with its time) or pending.
+    Status {
+        /// App directory (default: the current directory).
+        dir: Option<PathBuf>,
+        /// SQLite database file, relative to the current directory.
+        #[arg(short, long, default_value = "data.db")]
+        db: PathBuf,
+    },
+    /// Create migrations/NNN_<name>.sql with the next number.
+    New {
+        /// Letters, digits and underscores.
+        name: String,
+        /// App directory (default: the current directory).
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// App directory (default: the current directory); with --list, also a built executable.
+    pub dir: Option<PathBuf>,
+    /// The executable to write (default: <dir>/<app name>).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Only list the files that are (or would be) packed, with their sizes.
+    #[arg(long)]
+    pub list: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RoutesArgs {
+    /// App directory or entry file (default: the current directory).
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    #[command(subcommand)]
+    pub command: DbCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Tables and columns as JSON.
+    Schema {
+        /// App directory (default: the current directory).
+        dir: Option<PathBuf>,
+        /// Database file (default: <dir>/data.db if it exists, else an in-memory database with the migrations applied).
+        #[arg(short, long)]
+        db: Option<PathBuf>,
+    },
+    /// Run one SQL statement (read-only unless --write) and print the rows as JSON.
+    Query {
+        /// The SQL statement.
+        sql: String,
+        /// Allow statements that change the database.
+        #[arg(long)]
+        write: bool,
+        /// App directory (default: the current directory).
+        dir: Option<PathBuf>,
+        /// Database file (default: <dir>/data.db if it exists, else an in-memory database with the migrations applied).
+        #[arg(short, long)]
+        db: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -37,7 +152,7 @@ pub struct BaselineArgs {
     pub workers: Option<usize>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// App file or directory (default: app.js, else app.lua, in the current directory).
     pub app: Option<PathBuf>,

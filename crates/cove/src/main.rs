@@ -1,7 +1,14 @@
 //! `cove`: serve a Hull-style app on every core.
 
+mod app;
+mod build;
 mod cli;
+mod dev;
+mod inspect;
+mod migrate;
+mod new;
 mod serve;
+mod testing;
 
 // Lua tables, strings and hyper buffers are allocated per request; mimalloc
 // halves what glibc malloc cost per request (measured with callgrind).
@@ -23,12 +30,23 @@ fn main() {
             std::process::exit(code);
         }
     };
+    use cli::Command;
     let result = match cli.command {
-        Some(cli::Command::Baseline(args)) => serve::baseline(&args),
-        None => serve::run(&cli.serve),
+        Some(Command::Test(args)) => testing::run(&args),
+        Some(Command::New(args)) => new::run(&args),
+        Some(Command::Dev(args)) => dev::run(&args),
+        Some(Command::Migrate(args)) => migrate::run(&args),
+        Some(Command::Build(args)) => build::run(&args),
+        Some(Command::Routes(args)) => inspect::routes(&args),
+        Some(Command::Db(args)) => inspect::db(&args),
+        Some(Command::Baseline(args)) => serve::baseline(&args).map(|()| 0),
+        None => serve::run(&cli.serve).map(|()| 0),
     };
-    if let Err(e) = result {
-        eprintln!("cove: {e:#}");
-        std::process::exit(1);
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("cove: {e:#}");
+            std::process::exit(1);
+        }
     }
 }

@@ -1,39 +1,18 @@
 //! Server mode: find the app, open and migrate the database, start workers.
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Result};
 
-use cove_core::{log, App, Limits, ScriptConfig};
+use cove_core::{log, App, AppFiles, Limits};
 use cove_db::{Db, WriteLock};
 use cove_js::JsEngine;
 use cove_lua::LuaEngine;
 use cove_server::{Baseline, ScriptHandler, ServerConfig};
 
+use crate::app::{AppSource, Runtime};
 use crate::cli::{BaselineArgs, ServeArgs};
-
-/// The entry file: an explicit file, `app.lua`/`app.js` in a given directory,
-/// or in the current directory.
-fn find_entry(app: Option<&Path>) -> Result<PathBuf> {
-    let dir = match app {
-        Some(p) if p.is_file() => return Ok(p.to_path_buf()),
-        Some(p) if p.is_dir() => p.to_path_buf(),
-        Some(p) => bail!("{}: no such file or directory", p.display()),
-        None => PathBuf::from("."),
-    };
-    // app.js first, as in Hull.
-    for name in ["app.js", "app.lua"] {
-        let candidate = dir.join(name);
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
-    }
-    bail!(
-        "no entry point found (app.js or app.lua) in {}; pass the app file, e.g. `cove app.lua`",
-        dir.display()
-    )
-}
 
 fn addr(bind: &str, port: u16) -> Result<SocketAddr> {
     let ip: IpAddr = bind.trim_matches(['[', ']']).parse().map_err(|_| {
@@ -46,9 +25,10 @@ fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn migrate(db: &mut Db, app_dir: &Path) -> Result<()> {
+/// Apply pending migrations, logging what was applied.
+pub fn migrate(db: &mut Db, files: &AppFiles) -> Result<()> {
     let report = db
-        .migrate(&app_dir.join("migrations"))
+        .migrate(files)
         .map_err(|e| anyhow!("migration failed: {e}; refusing to start"))?;
     for name in &report.skipped_empty {
         log::warn(&format!("migration {name} is empty; skipped"));
@@ -63,21 +43,21 @@ fn migrate(db: &mut Db, app_dir: &Path) -> Result<()> {
 }
 
 pub fn run(args: &ServeArgs) -> Result<()> {
+    run_app(args, crate::app::locate(args.app.as_deref())?)
+}
+
+/// Serve `app` until SIGINT/SIGTERM.
+pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
     if let Some(level) = cove_core::log::Level::parse(&args.log_level) {
         cove_core::log::set_level(level);
     }
     cove_caps::time::start_clock();
-    let entry = find_entry(args.app.as_deref())?;
-    let entry = entry
-        .canonicalize()
-        .with_context(|| format!("cannot open {}", entry.display()))?;
-    let app_dir = entry.parent().unwrap_or(Path::new("/")).to_path_buf();
 
     let lock = WriteLock::default();
     let mut main_db = Db::open(&args.db, lock.clone())
         .map_err(|e| anyhow!("cannot open database {}: {e}", args.db.display()))?;
     if !args.no_migrate {
-        migrate(&mut main_db, &app_dir)?;
+        migrate(&mut main_db, &app.files)?;
     }
     let in_memory = args.db.as_os_str() == ":memory:";
     let workers = match args.workers {
@@ -95,32 +75,20 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         max_heap: args.max_heap,
         drain_timeout_ms: args.drain_timeout,
     };
-    let is_js = entry.extension().is_some_and(|e| e == "js");
     let config = ServerConfig {
         addr: addr(&args.bind, args.port)?,
         workers,
         limits: limits.clone(),
-        label: if is_js {
-            "JavaScript runtime"
-        } else {
-            "Lua runtime"
-        }
-        .to_string(),
+        label: app.runtime.label().to_string(),
     };
-    let script = ScriptConfig {
-        entry,
-        app_dir,
-        limits,
-        group_commit: !args.no_group_commit,
-    };
+    let script = app.script_config(limits, !args.no_group_commit);
     let opener = DbOpener {
         path: args.db.clone(),
         lock,
     };
-    let served = if is_js {
-        serve_app(&config, opener, move |db| JsEngine::load(&script, db))
-    } else {
-        serve_app(&config, opener, move |db| LuaEngine::load(&script, db))
+    let served = match app.runtime {
+        Runtime::Js => serve_app(&config, opener, move |db| JsEngine::load(&script, db)),
+        Runtime::Lua => serve_app(&config, opener, move |db| LuaEngine::load(&script, db)),
     };
     served.map_err(|e| match e {
         cove_server::ServerError::Load(msg) => anyhow!("failed to load the app: {msg}"),
