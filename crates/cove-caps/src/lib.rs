@@ -6,6 +6,7 @@ pub mod json;
 pub mod log;
 pub mod manifest;
 pub mod registry;
+pub mod testkit;
 pub mod time;
 
 pub use manifest::{Csp, Manifest, ManifestError};

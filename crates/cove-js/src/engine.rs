@@ -33,8 +33,8 @@ pub struct JsEngine {
     req_proto: Persistent<Object<'static>>,
     host: Rc<Host>,
     csp: Rc<Csp>,
-    budget: Arc<Budget>,
-    context: Context,
+    pub(crate) budget: Arc<Budget>,
+    pub(crate) context: Context,
     _runtime: Runtime,
 }
 
@@ -50,7 +50,7 @@ pub struct ReqState {
 }
 
 /// Run queued promise jobs (async handlers continue here).
-fn drain_jobs(ctx: &Ctx<'_>) {
+pub(crate) fn drain_jobs(ctx: &Ctx<'_>) {
     while ctx.execute_pending_job() {}
 }
 
@@ -76,7 +76,12 @@ fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<(Function<'
 }
 
 /// Evaluate the entry module (and what it imports), running top-level await.
-fn run_entry(ctx: &Ctx<'_>, name: &str, source: Vec<u8>, budget: &Budget) -> Result<(), String> {
+pub(crate) fn run_entry(
+    ctx: &Ctx<'_>,
+    name: &str,
+    source: Vec<u8>,
+    budget: &Budget,
+) -> Result<(), String> {
     let promise =
         Module::evaluate(ctx.clone(), name, source).map_err(|e| describe(ctx, e, budget))?;
     drain_jobs(ctx);
@@ -84,7 +89,7 @@ fn run_entry(ctx: &Ctx<'_>, name: &str, source: Vec<u8>, budget: &Budget) -> Res
 }
 
 /// The outcome of a promise after the job queue ran dry.
-fn settle<'js>(
+pub(crate) fn settle<'js>(
     ctx: &Ctx<'js>,
     p: &Promise<'js>,
     budget: &Budget,
@@ -245,6 +250,20 @@ impl Engine for JsEngine {
         ex: &mut Exchange,
         st: &mut ReqState,
     ) -> Result<Flow, ScriptError> {
+        self.context.with(|ctx| self.call_in(&ctx, id, ex, st))
+    }
+}
+
+impl JsEngine {
+    /// [`Engine::call`] inside a context the caller already entered (the
+    /// test runner dispatches from within a running script).
+    pub(crate) fn call_in(
+        &self,
+        ctx: &Ctx<'_>,
+        id: HandlerId,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+    ) -> Result<Flow, ScriptError> {
         // Lend the request and the response to the natives for this call.
         let body_read = st.started && !st.has_body && ex.req.body.is_some();
         begin_call(Call {
@@ -254,7 +273,7 @@ impl Engine for JsEngine {
             req_id: st.req_id,
         });
         self.budget.reset();
-        let result = self.context.with(|ctx| self.run(&ctx, id, st, body_read));
+        let result = self.run(ctx, id, st, body_read);
         if let Some(call) = end_call() {
             ex.res = call.res;
             ex.req = call.req;

@@ -14,6 +14,7 @@ mod native;
 mod request;
 mod response;
 mod shapes;
+pub mod testing;
 mod vm;
 
 pub use engine::{JsApp, JsConfig, JsEngine};

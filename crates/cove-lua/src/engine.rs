@@ -26,13 +26,13 @@ pub type LuaApp = ScriptApp<LuaEngine>;
 
 /// Runs handlers by id in one Lua state.
 pub struct LuaEngine {
-    lua: Lua,
+    pub(crate) lua: Lua,
     handlers: Vec<Function>,
     /// The prelude's dispatcher: builds `req` and calls a handler.
     dispatch: Function,
     /// The app's Content-Security-Policy for `res:html`.
     csp: Rc<Csp>,
-    budget: Rc<Budget>,
+    pub(crate) budget: Rc<Budget>,
 }
 
 /// Per-request script state: the `req` table, shared by every call.

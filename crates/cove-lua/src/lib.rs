@@ -12,6 +12,7 @@ mod native;
 mod request;
 mod require;
 mod stack;
+pub mod testing;
 mod vm;
 
 pub use engine::{LuaApp, LuaConfig, LuaEngine};

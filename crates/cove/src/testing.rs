@@ -1,9 +1,98 @@
-//! `cove test [dir]`: Hull's in-process test runner (Hull §9).
+//! `cove test [dir]`: Hull's in-process test runner (Hull §9). Per runtime,
+//! one in-memory database with the migrations applied, the app loaded once,
+//! then every `test_*.lua` (or `test_*.js`) file in path order.
+
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
+use cove_caps::testkit::Suite;
+use cove_core::{walk_app_dir, AppFiles, Limits};
+use cove_db::{Db, WriteLock};
+use cove_js::JsEngine;
+use cove_lua::LuaEngine;
+
+use crate::app::{canonical_dir, entries_in, AppSource, Runtime};
 use crate::cli::TestArgs;
 
-pub fn run(_args: &TestArgs) -> Result<i32> {
-    bail!("cove test: not implemented yet")
+/// Test files of one runtime: `test_*.<ext>` anywhere under the app.
+fn test_files(all: &[String], runtime: Runtime) -> Vec<String> {
+    let suffix = format!(".{}", runtime.ext());
+    all.iter()
+        .filter(|rel| {
+            let base = rel.rsplit('/').next().unwrap_or(rel);
+            base.starts_with("test_") && base.ends_with(&suffix)
+        })
+        .cloned()
+        .collect()
+}
+
+pub fn run(args: &TestArgs) -> Result<i32> {
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    if !dir.is_dir() {
+        bail!(
+            "test: {} is not a directory (pass the app directory)",
+            dir.display()
+        );
+    }
+    let root = canonical_dir(&dir)?;
+    let mut entries = entries_in(&root);
+    if entries.is_empty() {
+        bail!(
+            "test: no entry point found (app.js or app.lua) in {}",
+            dir.display()
+        );
+    }
+    // Lua first, then JavaScript, as in Hull.
+    entries.sort_by_key(|(_, rt)| *rt != Runtime::Lua);
+    cove_caps::time::start_clock();
+    let all = walk_app_dir(&root)?;
+    let mut ran = false;
+    let mut failed = false;
+    for (entry, runtime) in entries {
+        let tests = test_files(&all, runtime);
+        if tests.is_empty() {
+            continue;
+        }
+        ran = true;
+        let app = AppSource {
+            files: AppFiles::Dir(root.clone()),
+            entry: entry.to_string(),
+            runtime,
+        };
+        let suite = run_runtime(&app, &tests)?;
+        println!("\n{}", suite.summary());
+        failed |= suite.failed > 0;
+    }
+    if !ran {
+        bail!(
+            "test: no test files found in {} (name them test_*.lua or test_*.js)",
+            dir.display()
+        );
+    }
+    Ok(i32::from(failed))
+}
+
+/// One runtime's suite against a fresh in-memory database.
+fn run_runtime(app: &AppSource, tests: &[String]) -> Result<Suite> {
+    let mut db = Db::open(Path::new(":memory:"), WriteLock::default())
+        .map_err(|e| anyhow::anyhow!("test: cannot open an in-memory database: {e}"))?;
+    // Hull ignores a failing migration here; a test run against a schema that
+    // did not apply would only fail later and more confusingly.
+    db.migrate(&app.files)
+        .map_err(|e| anyhow::anyhow!("test: migration failed: {e}"))?;
+    let config = app.script_config(Limits::default(), false);
+    let mut suite = Suite::default();
+    let failed_load = |e: String| anyhow::anyhow!("test: failed to load {}: {e}", app.entry);
+    match app.runtime {
+        Runtime::Lua => {
+            let loaded = LuaEngine::load(&config, db).map_err(failed_load)?;
+            cove_lua::testing::run_suite(loaded, &app.files, tests, &mut suite);
+        }
+        Runtime::Js => {
+            let loaded = JsEngine::load(&config, db).map_err(failed_load)?;
+            cove_js::testing::run_suite(loaded, &app.files, tests, &mut suite);
+        }
+    }
+    Ok(suite)
 }

@@ -15,3 +15,4 @@ mod response;
 mod routing;
 mod sandbox;
 mod shutdown;
+mod testing;

@@ -1,0 +1,146 @@
+//! `cove test`: Hull's in-process runner, run as a user would, on the
+//! examples and on a fixture with passing, failing and broken test files in
+//! both languages (tests/fixtures/testing).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::util::bin;
+
+fn cove_test(dir: &Path) -> Output {
+    Command::new(bin())
+        .arg("test")
+        .arg(dir)
+        .output()
+        .expect("run cove test")
+}
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/testing")
+}
+
+fn example_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A copy of the fixture with only the named test files.
+fn fixture_with(tests: &[&str]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let src = fixture_dir();
+    for f in ["app.lua", "app.js"] {
+        std::fs::copy(src.join(f), tmp.path().join(f)).expect("copy app");
+    }
+    for sub in ["migrations", "tests"] {
+        std::fs::create_dir(tmp.path().join(sub)).expect("mkdir");
+    }
+    std::fs::copy(
+        src.join("migrations/001_init.sql"),
+        tmp.path().join("migrations/001_init.sql"),
+    )
+    .expect("copy migration");
+    for t in tests {
+        let rel = format!("tests/{t}");
+        std::fs::copy(src.join(&rel), tmp.path().join(&rel)).expect("copy test");
+    }
+    tmp
+}
+
+#[test]
+fn the_examples_pass_in_both_runtimes() {
+    for name in ["hello", "rest_api"] {
+        let out = cove_test(&example_dir(name));
+        let text = stdout(&out);
+        assert!(out.status.success(), "{name}:\n{text}");
+        // Lua's suite runs first, then JavaScript's, each with a summary.
+        let lua = text.find("--- tests/test_app.lua ---").expect("lua suite");
+        let js = text.find("--- tests/test_app.js ---").expect("js suite");
+        assert!(lua < js, "{text}");
+        assert_eq!(text.matches(" tests passed\n").count(), 2, "{text}");
+        assert!(!text.contains("FAIL"), "{text}");
+    }
+}
+
+#[test]
+fn passing_suites_exit_zero_with_hulls_output() {
+    let app = fixture_with(&["test_pass.lua", "test_pass.js"]);
+    let out = cove_test(app.path());
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "\n--- tests/test_pass.lua ---\n  PASS  handler only by default, as in Hull\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\n6/6 tests passed\n"), "{text}");
+    assert!(text.contains("  PASS  async cases are awaited\n"), "{text}");
+    assert!(text.contains("\n7/7 tests passed\n"), "{text}");
+    // The handler's error is logged where the user sees it.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("app.lua:25: kaboom"), "{err}");
+    assert!(err.contains("app.js:26: kaboom"), "{err}");
+}
+
+#[test]
+fn failures_exit_one_and_name_file_line_and_the_difference() {
+    let out = cove_test(&fixture_dir());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for expected in [
+        "  FAIL  a deep mismatch\n    tests/test_fail.lua:2: test.eq failed: items\n      expected: {\"items\":[{\"title\":\"a\"},{\"title\":\"c\"}]}\n      actual:   {\"items\":[{\"title\":\"a\"},{\"title\":\"b\"}]}\n      at .items[1].title: expected \"c\", actual \"b\"\n",
+        "  FAIL  a falsy value\n    tests/test_fail.lua:6: expected a user\n",
+        "  FAIL  an error that does not match\n    tests/test_fail.lua:10: test.err: error 'tests/test_fail.lua:10: other' does not match pattern 'wanted'\n",
+        "  PASS  a passing case after failures\n",
+        "--- tests/test_broken.lua ---\n  ERROR  the file failed to load\n    tests/test_broken.lua:3:",
+        "\n7/11 tests passed, 4 failed\n",
+        "  FAIL  a deep mismatch\n    tests/test_fail.js:2: test.eq failed: items\n",
+        "  FAIL  a falsy value\n    tests/test_fail.js:6: expected a user\n",
+        // Hull lets a rejected async test pass; here it fails.
+        "  FAIL  an async rejection fails\n    tests/test_fail.js:11: late failure\n",
+        "--- tests/test_broken.js ---\n  ERROR  the file failed to load\n    tests/test_broken.js:2: SyntaxError",
+        "\n8/12 tests passed, 4 failed\n",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn a_directory_without_tests_or_app_is_an_error() {
+    let empty = tempfile::tempdir().expect("temp dir");
+    let out = cove_test(empty.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no entry point found (app.js or app.lua)"),
+        "{err}"
+    );
+
+    let no_tests = fixture_with(&[]);
+    let out = cove_test(no_tests.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no test files found"), "{err}");
+}
+
+#[test]
+fn an_app_that_fails_to_load_is_reported_with_its_line() {
+    let app = fixture_with(&["test_pass.lua"]);
+    std::fs::write(
+        app.path().join("app.lua"),
+        "app.get('/', function() end)\nerror('no db')\n",
+    )
+    .expect("write app");
+    let out = cove_test(app.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("failed to load app.lua: app.lua:2: no db"),
+        "{err}"
+    );
+}
