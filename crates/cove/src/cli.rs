@@ -101,7 +101,7 @@ pub struct BuildArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Only list the files that are (or would be) packed, with their sizes.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "output")]
     pub list: bool,
 }
 
@@ -204,6 +204,33 @@ pub struct ServeArgs {
     pub workers: Option<u64>,
 }
 
+/// The command line of an executable written by `cove build`: the server
+/// flags only, under the app's name. `APP` stays parseable but hidden so a
+/// stray path gets a message that explains it (see `build::serve_built`)
+/// rather than clap's "unexpected argument".
+pub fn built_command(app: &str) -> clap::Command {
+    let cove = env!("CARGO_PKG_VERSION");
+    // clap keeps names as `&'static str`; this runs once per process.
+    let name: &'static str = Box::leak(app.to_string().into_boxed_str());
+    let version: &'static str = Box::leak(format!("(built with cove {cove})").into_boxed_str());
+    let bin = std::env::args_os()
+        .next()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string());
+    ServeArgs::augment_args(clap::Command::new(name))
+        .bin_name(bin.clone())
+        .version(version)
+        .about(format!(
+            "Serves the app {app}, built into this file with cove {cove} (`cove build`). \
+             Its code, migrations and files come from inside this executable; the \
+             database is the file given by --db."
+        ))
+        .after_help(format!(
+            "Example:\n  {bin} -p 8080 -d data.db    (the same flags as `cove [flags] <app dir>`)"
+        ))
+        .mut_arg("app", |a| a.hide(true))
+}
+
 /// `64m` → 67108864. Suffixes k, m, g (powers of 1024), case-insensitive.
 pub fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
@@ -247,5 +274,6 @@ mod tests {
     fn cli_is_well_formed() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+        built_command("demo").debug_assert();
     }
 }

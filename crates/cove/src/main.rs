@@ -7,6 +7,7 @@ mod dev;
 mod inspect;
 mod migrate;
 mod new;
+mod pack;
 mod serve;
 mod testing;
 
@@ -19,6 +20,16 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 fn main() {
+    // An executable written by `cove build` carries its app after the code;
+    // checking costs one 32-byte read of this file.
+    match pack::embedded() {
+        Ok(None) => {}
+        Ok(Some(pack)) => {
+            let name = pack.name.clone();
+            exit_with(&name, build::serve_built(pack));
+        }
+        Err(e) => exit_with("cove", Err(e)),
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -42,10 +53,15 @@ fn main() {
         Some(Command::Baseline(args)) => serve::baseline(&args).map(|()| 0),
         None => serve::run(&cli.serve).map(|()| 0),
     };
+    exit_with("cove", result);
+}
+
+/// Exit with the command's code, or 1 after printing its error as `who: …`.
+fn exit_with(who: &str, result: anyhow::Result<i32>) -> ! {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("cove: {e:#}");
+            eprintln!("{who}: {e:#}");
             std::process::exit(1);
         }
     }

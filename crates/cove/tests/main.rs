@@ -3,6 +3,7 @@
 
 mod util;
 
+mod build;
 mod cli;
 mod conformance;
 mod db;

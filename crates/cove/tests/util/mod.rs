@@ -56,12 +56,13 @@ pub struct Server {
 
 /// Spawn `cove` with stderr captured line by line into `log`; `on_line` sees each line.
 fn spawn_logged(
+    exe: &Path,
     args: &[&str],
     cwd: &Path,
     envs: &[(&str, &str)],
     mut on_line: impl FnMut(&str) + Send + 'static,
 ) -> (Child, Arc<Mutex<String>>) {
-    let mut child = Command::new(bin())
+    let mut child = Command::new(exe)
         .args(args)
         .envs(envs.iter().copied())
         .current_dir(cwd)
@@ -132,6 +133,21 @@ impl Server {
         Server::launch(&args, dir, db, envs)
     }
 
+    /// Start the executable `exe` (one written by `cove build`) like
+    /// `start`: `-p 0`, a fresh database, two workers unless `extra` says
+    /// otherwise, in an empty directory.
+    pub fn start_exe(exe: &Path, extra: &[&str]) -> Result<Server, String> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("data.db");
+        let mut args: Vec<&str> = extra.to_vec();
+        if !extra.contains(&"--workers") {
+            args.extend(["--workers", "2"]);
+        }
+        let db_str = db.to_str().expect("utf-8 temp path").to_string();
+        args.extend(["-p", "0", "-d", &db_str]);
+        Server::launch_exe(exe, &args, dir, db, &[])
+    }
+
     /// `cove baseline` (the benchmark's scriptless server) on one worker.
     pub fn baseline() -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -146,8 +162,18 @@ impl Server {
         db: PathBuf,
         envs: &[(&str, &str)],
     ) -> Result<Server, String> {
+        Server::launch_exe(Path::new(bin()), args, dir, db, envs)
+    }
+
+    fn launch_exe(
+        exe: &Path,
+        args: &[&str],
+        dir: tempfile::TempDir,
+        db: PathBuf,
+        envs: &[(&str, &str)],
+    ) -> Result<Server, String> {
         let (tx, rx) = mpsc::channel();
-        let (mut child, log) = spawn_logged(args, dir.path(), envs, move |line| {
+        let (mut child, log) = spawn_logged(exe, args, dir.path(), envs, move |line| {
             if let Some(port) = port_of(line) {
                 let _ = tx.send(port);
             }
@@ -265,8 +291,13 @@ pub struct Exit {
 
 /// Run `cove args...` in a temporary directory and wait for it to exit.
 pub fn run(args: &[&str]) -> Exit {
+    run_exe(Path::new(bin()), args)
+}
+
+/// Run `exe args...` in a temporary directory and wait for it to exit.
+pub fn run_exe(exe: &Path, args: &[&str]) -> Exit {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(bin())
+    let mut child = Command::new(exe)
         .args(args)
         .current_dir(dir.path())
         .stdin(Stdio::null())
