@@ -19,6 +19,11 @@ use crate::convert::{closing, request_head, to_http, HttpResponse};
 /// Something that turns a request into a response on one worker.
 pub trait Handler: 'static {
     fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> impl Future<Output = HttpResponse>;
+
+    /// Called once on the worker's thread, inside its event loop, before the
+    /// first connection is accepted; a handler may spawn local tasks here
+    /// (a reloading one follows reload commands). Nothing by default.
+    fn start(self: &Rc<Self>) {}
 }
 
 /// Runs requests through the app's middleware and handlers.

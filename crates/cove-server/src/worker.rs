@@ -40,6 +40,7 @@ pub(crate) fn run<H: Handler>(
     LocalSet::new().block_on(&rt, async move {
         let listener = TcpListener::from_std(listener)?;
         let handler = Rc::new(handler);
+        handler.start();
         let graceful = GracefulShutdown::new();
         let builder = http_builder();
         loop {

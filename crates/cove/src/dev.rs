@@ -1,9 +1,204 @@
-//! `cove dev`: serve and reload on change without dropping the socket.
+//! `cove dev`: serve the app and reload it in place whenever one of its files
+//! changes, without closing the listening sockets.
+//!
+//! A watcher thread polls the app directory (`watch.rs`). On a change it
+//! applies new migrations with the main database connection, then has every
+//! worker build a new VM next to its current one; only if all of them loaded
+//! the app do they switch (`cove_server::Reload`). Otherwise the error
+//! (file:line) is logged and the last good version goes on serving.
 
-use anyhow::{bail, Result};
+mod watch;
 
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
+
+use anyhow::{anyhow, bail, Result};
+
+use cove_core::{log, ScriptConfig};
+use cove_db::{Db, WriteLock};
+use cove_js::JsEngine;
+use cove_lua::LuaEngine;
+use cove_server::{reloading, Reload};
+
+use crate::app::Runtime;
 use crate::cli::ServeArgs;
+use crate::serve::{self, DbOpener};
+use watch::{Watcher, POLL};
 
-pub fn run(_args: &ServeArgs) -> Result<i32> {
-    bail!("cove dev: not implemented yet")
+pub fn run(args: &ServeArgs) -> Result<i32> {
+    let app = crate::app::locate(args.app.as_deref())?;
+    let Some(dir) = app.dir().map(Path::to_path_buf) else {
+        bail!("cove dev reloads an app directory; this executable's built-in app has none");
+    };
+    if args.db.as_os_str() == ":memory:" {
+        bail!(
+            "cove dev needs a database file: an in-memory database would start empty at \
+             every reload; use e.g. `-d dev.db`"
+        );
+    }
+    serve::init(args);
+    let lock = WriteLock::default();
+    let main_db = serve::open_main_db(args, &lock)?;
+    let config = serve::server_config(args, &app)?;
+    // Group commit stays off in dev mode. During a reload a worker thread has
+    // two VMs, each with its own connection: the new one loads the app (which
+    // may write) and requests already running finish on the old one. A write
+    // group one of them held open across an event-loop turn would block the
+    // other's write on the shared write lock forever, on the very thread that
+    // would commit it.
+    let script = app.script_config(config.limits.clone(), false);
+    let mut dev = Dev {
+        runtime: app.runtime,
+        script: script.clone(),
+        db: args.db.clone(),
+        lock: lock.clone(),
+        main_db,
+        migrate: !args.no_migrate,
+        watcher: Watcher::new(&dir, &args.db),
+    };
+    dev.first_load();
+    log::info(&format!(
+        "dev mode: watching {} for changes",
+        dev.watcher.dir().display()
+    ));
+
+    let reload = Reload::new(config.workers);
+    let watching = Watching::start(dev, reload.clone())?;
+    let opener = DbOpener {
+        path: args.db.clone(),
+        lock,
+    };
+    let max_body = config.limits.max_body;
+    let served = match app.runtime {
+        Runtime::Js => {
+            let load = move |db| JsEngine::load(&script, db);
+            cove_server::serve(
+                &config,
+                reloading(reload.clone(), opener.handlers(load, max_body)),
+            )
+        }
+        Runtime::Lua => {
+            let load = move |db| LuaEngine::load(&script, db);
+            cove_server::serve(
+                &config,
+                reloading(reload.clone(), opener.handlers(load, max_body)),
+            )
+        }
+    };
+    // The workers are gone: a reload waiting for them must not wait on.
+    reload.stop();
+    let main_db = watching.finish()?;
+    served.map_err(serve::load_failed)?;
+    serve::shut_down(main_db);
+    Ok(0)
+}
+
+/// The watcher thread, running [`Dev::watch`] until `finish`.
+struct Watching {
+    stop: mpsc::Sender<()>,
+    thread: thread::JoinHandle<Db>,
+}
+
+impl Watching {
+    fn start(dev: Dev, reload: Reload) -> Result<Watching> {
+        let (stop, stopped) = mpsc::channel();
+        let thread = thread::Builder::new()
+            .name("cove-dev-watch".into())
+            .spawn(move || dev.watch(&reload, &stopped))?;
+        Ok(Watching { stop, thread })
+    }
+
+    /// Stop watching; the main database connection comes back.
+    fn finish(self) -> Result<Db> {
+        drop(self.stop);
+        self.thread
+            .join()
+            .map_err(|_| anyhow!("the file watcher thread panicked"))
+    }
+}
+
+/// The watcher thread's state.
+struct Dev {
+    runtime: Runtime,
+    script: ScriptConfig,
+    db: PathBuf,
+    lock: WriteLock,
+    /// Applies migrations; checkpoints at shutdown (given back by `watch`).
+    main_db: Db,
+    migrate: bool,
+    watcher: Watcher,
+}
+
+impl Dev {
+    /// Until the app loads: a broken app at start is reported and waited
+    /// for, as a broken edit later is. The workers load it again.
+    fn first_load(&mut self) {
+        while let Err(msg) = self.migrate().and_then(|()| self.test_load()) {
+            log::error(&format!("{msg} (fix it and save; cove dev retries then)"));
+            while self.watcher.changed().is_empty() {
+                thread::sleep(POLL);
+            }
+        }
+    }
+
+    /// Poll for changes until `stop` is dropped; hands back the main database
+    /// connection for the shutdown checkpoint.
+    fn watch(mut self, reload: &Reload, stop: &mpsc::Receiver<()>) -> Db {
+        while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(POLL) {
+            let changed = self.watcher.changed();
+            if changed.is_empty() {
+                continue;
+            }
+            match self.migrate().and_then(|()| reload.reload()) {
+                Ok(()) => log::info(&format!("reloaded ({})", describe(&changed))),
+                Err(msg) => log::error(&format!(
+                    "reload failed: {msg} (still serving the previous version; fix it and save)"
+                )),
+            }
+        }
+        self.main_db
+    }
+
+    /// Apply new migrations, before the app that may need them loads.
+    fn migrate(&mut self) -> Result<(), String> {
+        if !self.migrate {
+            return Ok(());
+        }
+        serve::apply_migrations(&mut self.main_db, &self.script.files).map_err(|e| format!("{e:#}"))
+    }
+
+    /// Load the app once in a fresh VM, as a worker will.
+    fn test_load(&self) -> Result<(), String> {
+        let conn = Db::open(&self.db, self.lock.clone())
+            .map_err(|e| format!("cannot open database {}: {e}", self.db.display()))?;
+        match self.runtime {
+            Runtime::Js => JsEngine::load(&self.script, conn).map(drop),
+            Runtime::Lua => LuaEngine::load(&self.script, conn).map(drop),
+        }
+    }
+}
+
+/// `2 files changed: app.lua, lib.lua`, naming at most three.
+fn describe(changed: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut names = changed[..changed.len().min(SHOWN)].join(", ");
+    if changed.len() > SHOWN {
+        names.push_str(", …");
+    }
+    let files = if changed.len() == 1 { "file" } else { "files" };
+    format!("{} {files} changed: {names}", changed.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+
+    #[test]
+    fn describes_changes() {
+        let names = |n: usize| (1..=n).map(|i| format!("f{i}")).collect::<Vec<_>>();
+        assert_eq!(describe(&names(1)), "1 file changed: f1");
+        assert_eq!(describe(&names(3)), "3 files changed: f1, f2, f3");
+        assert_eq!(describe(&names(5)), "5 files changed: f1, f2, f3, …");
+    }
 }

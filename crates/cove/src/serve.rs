@@ -27,9 +27,15 @@ fn default_workers() -> usize {
 
 /// Apply pending migrations, logging what was applied.
 pub fn migrate(db: &mut Db, files: &AppFiles) -> Result<()> {
+    apply_migrations(db, files).map_err(|e| anyhow!("{e}; refusing to start"))
+}
+
+/// Apply pending migrations, logging what was applied; the error names the
+/// migration that failed.
+pub(crate) fn apply_migrations(db: &mut Db, files: &AppFiles) -> Result<()> {
     let report = db
         .migrate(files)
-        .map_err(|e| anyhow!("migration failed: {e}; refusing to start"))?;
+        .map_err(|e| anyhow!("migration failed: {e}"))?;
     for name in &report.skipped_empty {
         log::warn(&format!("migration {name} is empty; skipped"));
     }
@@ -46,19 +52,68 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     run_app(args, crate::app::locate(args.app.as_deref())?)
 }
 
-/// Serve `app` until SIGINT/SIGTERM.
-pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
+/// Process-wide settings every serving mode applies first.
+pub(crate) fn init(args: &ServeArgs) {
     if let Some(level) = cove_core::log::Level::parse(&args.log_level) {
         cove_core::log::set_level(level);
     }
     cove_caps::time::start_clock();
+}
 
+/// The connection the main thread keeps: migrations, then the checkpoint at exit.
+pub(crate) fn open_main_db(args: &ServeArgs, lock: &WriteLock) -> Result<Db> {
+    Db::open(&args.db, lock.clone())
+        .map_err(|e| anyhow!("cannot open database {}: {e}", args.db.display()))
+}
+
+/// Serve `app` until SIGINT/SIGTERM.
+pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
+    init(args);
     let lock = WriteLock::default();
-    let mut main_db = Db::open(&args.db, lock.clone())
-        .map_err(|e| anyhow!("cannot open database {}: {e}", args.db.display()))?;
+    let mut main_db = open_main_db(args, &lock)?;
     if !args.no_migrate {
         migrate(&mut main_db, &app.files)?;
     }
+    let config = server_config(args, &app)?;
+    let script = app.script_config(config.limits.clone(), !args.no_group_commit);
+    let opener = DbOpener {
+        path: args.db.clone(),
+        lock,
+    };
+    let max_body = config.limits.max_body;
+    let served = match app.runtime {
+        Runtime::Js => cove_server::serve(
+            &config,
+            opener.handlers(move |db| JsEngine::load(&script, db), max_body),
+        ),
+        Runtime::Lua => cove_server::serve(
+            &config,
+            opener.handlers(move |db| LuaEngine::load(&script, db), max_body),
+        ),
+    };
+    served.map_err(load_failed)?;
+    shut_down(main_db);
+    Ok(())
+}
+
+/// How a server error reads to the user.
+pub(crate) fn load_failed(e: cove_server::ServerError) -> anyhow::Error {
+    match e {
+        cove_server::ServerError::Load(msg) => anyhow!("failed to load the app: {msg}"),
+        other => anyhow!(other),
+    }
+}
+
+/// After the workers have drained: leave the database small and checkpointed.
+pub(crate) fn shut_down(mut main_db: Db) {
+    if let Err(e) = main_db.optimize_and_checkpoint() {
+        log::warn(&format!("checkpoint at shutdown failed: {e}"));
+    }
+    log::info("server stopped");
+}
+
+/// Address, workers and limits from the command line.
+pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerConfig> {
     let in_memory = args.db.as_os_str() == ":memory:";
     let workers = match args.workers {
         _ if in_memory => 1,
@@ -75,54 +130,38 @@ pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
         max_heap: args.max_heap,
         drain_timeout_ms: args.drain_timeout,
     };
-    let config = ServerConfig {
+    Ok(ServerConfig {
         addr: addr(&args.bind, args.port)?,
         workers,
-        limits: limits.clone(),
+        limits,
         label: app.runtime.label().to_string(),
-    };
-    let script = app.script_config(limits, !args.no_group_commit);
-    let opener = DbOpener {
-        path: args.db.clone(),
-        lock,
-    };
-    let served = match app.runtime {
-        Runtime::Js => serve_app(&config, opener, move |db| JsEngine::load(&script, db)),
-        Runtime::Lua => serve_app(&config, opener, move |db| LuaEngine::load(&script, db)),
-    };
-    served.map_err(|e| match e {
-        cove_server::ServerError::Load(msg) => anyhow!("failed to load the app: {msg}"),
-        other => anyhow!(other),
-    })?;
-    if let Err(e) = main_db.optimize_and_checkpoint() {
-        log::warn(&format!("checkpoint at shutdown failed: {e}"));
-    }
-    log::info("server stopped");
-    Ok(())
+    })
 }
 
 /// Opens one connection per worker to the app's database.
-struct DbOpener {
-    path: PathBuf,
-    lock: WriteLock,
+pub(crate) struct DbOpener {
+    pub path: PathBuf,
+    pub lock: WriteLock,
 }
 
-/// Serve with `load` building the app on each worker thread.
-fn serve_app<A, L>(
-    config: &ServerConfig,
-    db: DbOpener,
-    load: L,
-) -> Result<(), cove_server::ServerError>
-where
-    A: App + 'static,
-    L: Fn(Db) -> Result<A, String> + Send + Sync + 'static,
-{
-    let max_body = config.limits.max_body;
-    cove_server::serve(config, move |_| {
-        let conn = Db::open(&db.path, db.lock.clone())
-            .map_err(|e| format!("cannot open database {}: {e}", db.path.display()))?;
-        Ok(ScriptHandler::new(load(conn)?, max_body))
-    })
+impl DbOpener {
+    /// The per-worker handler factory for `cove_server::serve`: a connection
+    /// of its own, and `load` building the app with it on the worker thread.
+    pub fn handlers<A, L>(
+        self,
+        load: L,
+        max_body: usize,
+    ) -> impl Fn(usize) -> Result<ScriptHandler<A>, String> + Send + Sync + 'static
+    where
+        A: App + 'static,
+        L: Fn(Db) -> Result<A, String> + Send + Sync + 'static,
+    {
+        move |_| {
+            let conn = Db::open(&self.path, self.lock.clone())
+                .map_err(|e| format!("cannot open database {}: {e}", self.path.display()))?;
+            Ok(ScriptHandler::new(load(conn)?, max_body))
+        }
+    }
 }
 
 pub fn baseline(args: &BaselineArgs) -> Result<()> {
