@@ -5,6 +5,7 @@ mod batch;
 mod conn;
 mod error;
 mod group;
+mod inspect;
 mod lock;
 mod migrate;
 mod sql_text;
@@ -15,6 +16,7 @@ mod tests;
 
 pub use conn::{Db, Origin};
 pub use error::DbError;
+pub use inspect::{ColumnInfo, ResultSet, TableInfo};
 pub use lock::WriteLock;
 pub use migrate::{MigrationReport, MigrationStatus};
 pub use value::{Row, Value, ValueRef};

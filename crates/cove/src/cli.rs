@@ -109,6 +109,10 @@ pub struct BuildArgs {
 pub struct RoutesArgs {
     /// App directory or entry file (default: the current directory).
     pub dir: Option<PathBuf>,
+    /// Which entry to load when the directory has both app.lua and app.js
+    /// (default: lua, as Hull's `agent routes`).
+    #[arg(long, value_enum)]
+    pub runtime: Option<Runtime>,
 }
 
 #[derive(Debug, Args)]

@@ -1,0 +1,252 @@
+//! Looking into a database from tools (`cove db schema`, `cove db query`): the
+//! tables and columns, and one statement's complete result with its column
+//! names. Unlike [`Db::query`] these may read the reserved `_hull_*` tables:
+//! the person running a tool owns the database.
+
+use crate::conn::{run, Db};
+use crate::error::DbError;
+use crate::sql_text;
+use crate::value::{Value, ValueRef};
+use rusqlite::{Connection, Statement};
+
+/// One table of [`Db::schema`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableInfo {
+    pub name: String,
+    /// In declaration order.
+    pub columns: Vec<ColumnInfo>,
+}
+
+/// One column, as `PRAGMA table_info` describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnInfo {
+    pub name: String,
+    /// Declared type as written (`INTEGER`, `TEXT`, or empty when none was given).
+    pub decl_type: String,
+    pub not_null: bool,
+    /// The DEFAULT expression as SQL text (`0`, `'x'`, `datetime('now')`).
+    pub default: Option<String>,
+    /// Part of the primary key.
+    pub pk: bool,
+}
+
+/// Every row of one statement, with its column names even when it returned none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultSet {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+const SEVERAL: &str = "several statements; pass one statement at a time";
+const BLANK: &str = "no SQL statement given";
+
+impl Db {
+    /// Tables (not views, not SQLite's own `sqlite_*`), ordered by name.
+    pub fn schema(&mut self) -> Result<Vec<TableInfo>, DbError> {
+        let mut names = Vec::new();
+        let mut stmt = self.conn.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' \
+             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            names.push(row.get::<_, String>(0)?);
+        }
+        drop(rows);
+        drop(stmt);
+        names
+            .into_iter()
+            .map(|name| {
+                let columns = columns(&self.conn, &name)?;
+                Ok(TableInfo { name, columns })
+            })
+            .collect()
+    }
+
+    /// Whether `sql` — which must be exactly one statement — may change the
+    /// database (SQLite's `sqlite3_stmt_readonly`). Tools refuse such
+    /// statements unless asked to write.
+    pub fn statement_writes(&self, sql: &str) -> Result<bool, DbError> {
+        let stmt = prepare_one(&self.conn, sql)?;
+        Ok(!stmt.readonly())
+    }
+
+    /// Runs one statement and returns all its rows. A statement that may
+    /// write takes the write lock as [`Db::exec`] does.
+    pub fn query_all(&mut self, sql: &str) -> Result<ResultSet, DbError> {
+        let Db { conn, hold, group } = self;
+        let mut stmt = prepare_one(conn, sql)?;
+        let columns: Vec<String> = stmt.column_names().map(String::from).collect();
+        let width = columns.len();
+        let rows = run(conn, hold, group, &mut stmt, &[], |s| {
+            let mut out = Vec::new();
+            let mut rows = s.raw_query();
+            while let Some(row) = rows.next()? {
+                out.push(
+                    (0..width)
+                        .map(|i| {
+                            row.get_ref(i)
+                                .map_or(Value::Null, |v| ValueRef::from(v).into())
+                        })
+                        .collect(),
+                );
+            }
+            Ok(out)
+        })?;
+        Ok(ResultSet { columns, rows })
+    }
+}
+
+fn prepare_one<'c>(conn: &'c Connection, sql: &str) -> Result<Statement<'c>, DbError> {
+    if sql_text::is_blank(sql) {
+        return Err(DbError::Sql(BLANK.to_owned()));
+    }
+    match conn.prepare(sql) {
+        Ok(stmt) => Ok(stmt),
+        Err(rusqlite::Error::MultipleStatement) => Err(DbError::Sql(SEVERAL.to_owned())),
+        // rusqlite prepares the tail too, so `SELECT 1; bogus` fails on the tail.
+        Err(_) if sql_text::has_several_statements(sql) => Err(DbError::Sql(SEVERAL.to_owned())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn columns(conn: &Connection, table: &str) -> Result<Vec<ColumnInfo>, DbError> {
+    let mut stmt = conn.prepare(
+        "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid",
+    )?;
+    let mut rows = stmt.query([table])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(ColumnInfo {
+            name: row.get(0)?,
+            decl_type: row.get(1)?,
+            not_null: row.get::<_, i64>(2)? != 0,
+            default: row.get(3)?,
+            pk: row.get::<_, i64>(4)? != 0,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Origin, WriteLock};
+    use std::path::Path;
+
+    fn memory() -> Db {
+        let mut db = Db::open(Path::new(":memory:"), WriteLock::default()).expect("open");
+        db.exec(
+            "CREATE TABLE tasks (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, \
+             done INTEGER DEFAULT 0, at);
+             CREATE TABLE _hull_x (k);
+             CREATE VIEW v AS SELECT 1;",
+            &[],
+            Origin::Stdlib,
+        )
+        .expect("schema");
+        db
+    }
+
+    #[test]
+    fn schema_lists_tables_by_name_without_sqlite_internals() {
+        let mut db = memory();
+        let tables = db.schema().expect("schema");
+        let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+        // AUTOINCREMENT made sqlite_sequence; it and the view are left out.
+        assert_eq!(names, ["_hull_x", "tasks"]);
+        let cols = &tables[1].columns;
+        assert_eq!(
+            cols[0],
+            ColumnInfo {
+                name: "id".into(),
+                decl_type: "INTEGER".into(),
+                not_null: false,
+                default: None,
+                pk: true
+            }
+        );
+        assert!(cols[1].not_null);
+        assert_eq!(cols[2].default.as_deref(), Some("0"));
+        assert_eq!(cols[3].decl_type, "");
+    }
+
+    #[test]
+    fn query_all_keeps_columns_of_an_empty_result_and_every_type() {
+        let mut db = memory();
+        let empty = db.query_all("SELECT id, title FROM tasks").expect("query");
+        assert_eq!(empty.columns, ["id", "title"]);
+        assert!(empty.rows.is_empty());
+        let r = db
+            .query_all("SELECT 1 AS i, 1.5 AS r, 'x' AS t, x'0001' AS b, NULL AS n")
+            .expect("query");
+        assert_eq!(
+            r.rows,
+            [vec![
+                Value::Integer(1),
+                Value::Real(1.5),
+                Value::Text(b"x".to_vec()),
+                Value::Blob(vec![0, 1]),
+                Value::Null
+            ]]
+        );
+        // Tools may read the reserved tables.
+        assert!(db.query_all("SELECT * FROM _hull_x").is_ok());
+    }
+
+    #[test]
+    fn query_all_runs_writes_with_returning() {
+        let mut db = memory();
+        assert!(db
+            .statement_writes("INSERT INTO tasks (title) VALUES ('a')")
+            .unwrap());
+        assert!(!db.statement_writes("SELECT * FROM tasks").unwrap());
+        let r = db
+            .query_all("INSERT INTO tasks (title) VALUES ('a') RETURNING id")
+            .expect("insert");
+        assert_eq!(r.rows, [vec![Value::Integer(1)]]);
+        assert!(!db.in_transaction());
+    }
+
+    #[test]
+    fn one_statement_at_a_time() {
+        let mut db = memory();
+        for sql in ["SELECT 1; SELECT 2", "SELECT 1; bogus", "  -- nothing\n"] {
+            let err = db.query_all(sql).expect_err(sql);
+            assert_eq!(err.code(), "db.sql", "{sql}");
+        }
+        let err = db
+            .query_all("SELECT * FROM nope")
+            .expect_err("missing table");
+        assert!(err.to_string().contains("no such table: nope"), "{err}");
+    }
+
+    #[test]
+    fn readonly_file_is_inspected_and_refuses_writes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("app.db");
+        {
+            let mut db = Db::open(&path, WriteLock::default()).expect("open");
+            db.exec(
+                "CREATE TABLE t (x TEXT); INSERT INTO t VALUES ('a')",
+                &[],
+                Origin::App,
+            )
+            .expect("fill");
+        }
+        let mut ro = Db::open_readonly(&path).expect("readonly");
+        assert_eq!(ro.schema().expect("schema")[0].name, "t");
+        assert_eq!(ro.query_all("SELECT x FROM t").expect("read").rows.len(), 1);
+        let err = ro
+            .query_all("INSERT INTO t VALUES ('b')")
+            .expect_err("read-only");
+        assert!(err.to_string().contains("readonly"), "{err}");
+
+        // While a server has the file open, its latest commit sits in the WAL.
+        let mut live = Db::open(&path, WriteLock::default()).expect("open");
+        live.exec("INSERT INTO t VALUES ('c')", &[], Origin::App)
+            .expect("insert");
+        let mut ro = Db::open_readonly(&path).expect("readonly beside a writer");
+        assert_eq!(ro.query_all("SELECT x FROM t").expect("read").rows.len(), 2);
+    }
+}
