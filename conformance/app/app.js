@@ -190,3 +190,52 @@ app.get("/loop-caught", () => {
     }
   }
 });
+
+// crypto (Hull §6.5) -------------------------------------------------------------
+import { crypto } from "hull:crypto";
+
+const KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+const NONCE = "000102030405060708090a0b0c0d0e0f1011121314151617";
+const RFC8032_PK = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+const RFC8032_SK = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60" + RFC8032_PK;
+app.get("/crypto/vectors", (req, res) => {
+  const sig = crypto.ed25519Sign("", RFC8032_SK);
+  const boxCt = crypto.box("hello, cove", NONCE,
+    "ce8d3ad1ccb633ec7b70c17814a5c76ecd029685050d344745ba05870e587d59", "01".repeat(32));
+  res.json({
+    sha256: crypto.sha256("abc"),
+    sha512_head: crypto.sha512("abc").slice(0, 16),
+    hmac: crypto.hmacSha256("what do ya want for nothing?", "4a656665"),
+    hmac_ok: crypto.hmacSha256Verify("what do ya want for nothing?", "4a656665",
+      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+    auth: crypto.auth("hello, cove", KEY),
+    secretbox: crypto.secretbox("hello, cove", NONCE, KEY),
+    opened: crypto.secretboxOpen("6c6e8a40d7976fd1a84e0706b6211683369a5423a8e68273d44aea", NONCE, KEY),
+    tampered_is_nil: crypto.secretboxOpen("7c6e8a40d7976fd1a84e0706b6211683369a5423a8e68273d44aea", NONCE, KEY) === null,
+    box: boxCt,
+    box_opened: crypto.boxOpen(boxCt, NONCE,
+      "a4e09292b651c278b9772c569f5fa9bb13d906b46ab68c9df9dc2b4409f8a209", "02".repeat(32)),
+    sig,
+    sig_ok: crypto.ed25519Verify("", sig, RFC8032_PK),
+    sig_bad: crypto.ed25519Verify("x", sig, RFC8032_PK),
+    b64: crypto.base64urlEncode(">>>???"),
+    b64_back: crypto.base64urlDecode("YWI"),
+    b64_padded_is_nil: crypto.base64urlDecode("YWI=") === null,
+  });
+});
+app.get("/crypto/fresh", (req, res) => {
+  const hash = crypto.hashPassword("hunter2");
+  const ed = crypto.ed25519Keypair();
+  const bx = crypto.boxKeypair();
+  res.json({
+    hash_prefix: hash.slice(0, 14),
+    hash_len: hash.length,
+    verify_ok: crypto.verifyPassword("hunter2", hash),
+    verify_bad: crypto.verifyPassword("hunter3", hash),
+    random_len: crypto.random(16).byteLength,
+    keys: [ed.publicKey.length, ed.secretKey.length, bx.publicKey.length, bx.secretKey.length],
+    signed: crypto.ed25519Verify("m", crypto.ed25519Sign("m", ed.secretKey), ed.publicKey),
+  });
+});
+app.get("/crypto/bad-nonce", (req, res) => res.text(crypto.secretbox("x", "00", KEY)));
+app.get("/crypto/bad-random", (req, res) => res.text(crypto.random(0)));

@@ -183,3 +183,55 @@ app.get("/loop-caught", function(req, res)
     pcall(function() while true do end end)
   end
 end)
+
+-- crypto (Hull §6.5) -------------------------------------------------------------
+local KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+local NONCE = "000102030405060708090a0b0c0d0e0f1011121314151617"
+local RFC8032_SK = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"
+  .. "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+local RFC8032_PK = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+app.get("/crypto/vectors", function(req, res)
+  local sig = crypto.ed25519_sign("", RFC8032_SK)
+  local box_ct = crypto.box("hello, cove", NONCE,
+    "ce8d3ad1ccb633ec7b70c17814a5c76ecd029685050d344745ba05870e587d59", string.rep("01", 32))
+  res:json({
+    sha256 = crypto.sha256("abc"),
+    sha512_head = crypto.sha512("abc"):sub(1, 16),
+    hmac = crypto.hmac_sha256("what do ya want for nothing?", "4a656665"),
+    hmac_ok = crypto.hmac_sha256_verify("what do ya want for nothing?", "4a656665",
+      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+    auth = crypto.auth("hello, cove", KEY),
+    secretbox = crypto.secretbox("hello, cove", NONCE, KEY),
+    opened = crypto.secretbox_open("6c6e8a40d7976fd1a84e0706b6211683369a5423a8e68273d44aea", NONCE, KEY),
+    tampered_is_nil = crypto.secretbox_open("7c6e8a40d7976fd1a84e0706b6211683369a5423a8e68273d44aea", NONCE, KEY) == nil,
+    box = box_ct,
+    box_opened = crypto.box_open(box_ct, NONCE,
+      "a4e09292b651c278b9772c569f5fa9bb13d906b46ab68c9df9dc2b4409f8a209", string.rep("02", 32)),
+    sig = sig,
+    sig_ok = crypto.ed25519_verify("", sig, RFC8032_PK),
+    sig_bad = crypto.ed25519_verify("x", sig, RFC8032_PK),
+    b64 = crypto.base64url_encode(">>>???"),
+    b64_back = crypto.base64url_decode("YWI"),
+    b64_padded_is_nil = crypto.base64url_decode("YWI=") == nil,
+  })
+end)
+app.get("/crypto/fresh", function(req, res)
+  local hash = crypto.hash_password("hunter2")
+  local pk, sk = crypto.ed25519_keypair()
+  local bpk, bsk = crypto.box_keypair()
+  res:json({
+    hash_prefix = hash:sub(1, 14),
+    hash_len = #hash,
+    verify_ok = crypto.verify_password("hunter2", hash),
+    verify_bad = crypto.verify_password("hunter3", hash),
+    random_len = #crypto.random(16),
+    keys = { #pk, #sk, #bpk, #bsk },
+    signed = crypto.ed25519_verify("m", crypto.ed25519_sign("m", sk), pk),
+  })
+end)
+app.get("/crypto/bad-nonce", function(req, res)
+  res:text(crypto.secretbox("x", "00", KEY))
+end)
+app.get("/crypto/bad-random", function(req, res)
+  res:text(crypto.random(0))
+end)

@@ -17,6 +17,8 @@ use crate::modules::{AppLoader, AppResolver, NativeObjects};
 use crate::vm::{new_runtime, Budget};
 
 const PRELUDE: &str = include_str!("prelude.js");
+/// The export names of the module objects the prelude returns, in its order.
+const PRELUDE_MODULES: [&str; 6] = ["app", "db", "json", "time", "env", "log"];
 
 /// Where the app lives and how it is limited.
 pub type JsConfig = ScriptConfig;
@@ -69,7 +71,11 @@ fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<(Function<'
     let setup: Function = ctx.eval_with_options(PRELUDE, opts)?;
     let out: Object = setup.call((raw,))?;
     let modules: rquickjs::Array = out.get("modules")?;
-    let objects: NativeObjects = modules.iter::<Object>().collect::<rquickjs::Result<_>>()?;
+    let objects: NativeObjects = Object::new(ctx.clone())?;
+    for (name, obj) in PRELUDE_MODULES.iter().zip(modules.iter::<Object>()) {
+        objects.set(*name, obj?)?;
+    }
+    objects.set("crypto", crate::crypto::module(ctx)?)?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
     Ok((out.get("dispatch")?, out.get("reqProto")?))

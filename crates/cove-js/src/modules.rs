@@ -14,6 +14,7 @@ pub(crate) const BUILTINS: &[(&str, &str)] = &[
     ("hull:time", "time"),
     ("hull:env", "env"),
     ("hull:log", "log"),
+    ("hull:crypto", "crypto"),
 ];
 
 const NATIVE: &str = "cove:native";
@@ -21,8 +22,8 @@ const NATIVE: &str = "cove:native";
 /// Modules larger than this are refused (as in Hull).
 const MAX_MODULE: u64 = 10 * 1024 * 1024;
 
-/// The module objects, in [`BUILTINS`] order, kept as runtime userdata.
-pub(crate) type NativeObjects<'js> = Vec<Object<'js>>;
+/// The module objects by export name (a plain object), kept as runtime userdata.
+pub(crate) type NativeObjects<'js> = Object<'js>;
 
 struct Native;
 
@@ -38,8 +39,12 @@ impl ModuleDef for Native {
         let objects = ctx
             .userdata::<NativeObjects<'js>>()
             .ok_or_else(|| Exception::throw_internal(ctx, "hull modules are not ready"))?;
-        for ((_, name), obj) in BUILTINS.iter().zip(objects.iter()) {
-            exports.export(*name, obj.clone())?;
+        for (_, name) in BUILTINS {
+            let obj: Option<Object> = objects.get(*name)?;
+            let obj = obj.ok_or_else(|| {
+                Exception::throw_internal(ctx, &format!("hull module {name} missing"))
+            })?;
+            exports.export(*name, obj)?;
         }
         Ok(())
     }

@@ -48,6 +48,7 @@ pub struct ReqState {
 fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     globals::install_time(lua)?;
     globals::install_log(lua)?;
+    crate::crypto::install(lua)?;
     app_api::install(lua)?;
     let raw = lua.create_table()?;
     globals::add_raw(lua, &raw)?;

@@ -1,0 +1,93 @@
+//! `hull:crypto`: registers every function of cove-caps' crypto table under
+//! its JS name, converting arguments and results only.
+
+use rquickjs::function::Rest;
+use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
+
+use cove_caps::crypto::{Arg, ArgValue, CryptoFn, Out, FUNCTIONS};
+
+/// Data argument: a string, as its UTF-8 bytes (Hull §6.5).
+fn bytes_of(v: &Value<'_>) -> Option<Vec<u8>> {
+    v.as_string()?.to_string().ok().map(String::into_bytes)
+}
+
+fn args_of<'js>(
+    ctx: &Ctx<'js>,
+    f: &CryptoFn,
+    args: &[Value<'js>],
+) -> rquickjs::Result<Vec<ArgValue>> {
+    f.args
+        .iter()
+        .enumerate()
+        .map(|(i, kind)| {
+            let v = args
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| Value::new_undefined(ctx.clone()));
+            match kind {
+                Arg::Bytes => bytes_of(&v).map(ArgValue::Bytes).ok_or_else(|| {
+                    Exception::throw_type(
+                        ctx,
+                        &format!("crypto.{}: argument {} must be a string", f.js, i + 1),
+                    )
+                }),
+                // A non-integer count is out of range, like Hull's RangeError.
+                Arg::Int => Ok(ArgValue::Int(
+                    v.as_number()
+                        .filter(|n| n.fract() == 0.0)
+                        .map_or(0, |n| n as i64),
+                )),
+            }
+        })
+        .collect()
+}
+
+fn to_js<'js>(ctx: &Ctx<'js>, out: Out) -> rquickjs::Result<Value<'js>> {
+    Ok(match out {
+        Out::Str(s) => rquickjs::String::from_str(ctx.clone(), &s)?.into_value(),
+        Out::Bytes(b) => ArrayBuffer::new(ctx.clone(), b)?.into_value(),
+        Out::Text(Some(b)) => {
+            rquickjs::String::from_str(ctx.clone(), &String::from_utf8_lossy(&b))?.into_value()
+        }
+        Out::Text(None) => Value::new_null(ctx.clone()),
+        Out::Bool(b) => Value::new_bool(ctx.clone(), b),
+        Out::KeyPair { public, secret } => {
+            let o = Object::new(ctx.clone())?;
+            o.set("publicKey", public)?;
+            o.set("secretKey", secret)?;
+            o.into_value()
+        }
+    })
+}
+
+fn call<'js>(
+    ctx: Ctx<'js>,
+    f: &'static CryptoFn,
+    args: Rest<Value<'js>>,
+) -> rquickjs::Result<Value<'js>> {
+    let args = args_of(&ctx, f, &args.0)?;
+    match (f.run)(&args).or_else(|e| f.js_fallback(e)) {
+        Ok(out) => to_js(&ctx, out),
+        Err(e) if f.args.contains(&Arg::Int) => Err(Exception::throw_range(
+            &ctx,
+            &format!("crypto.{}: {e}", f.js),
+        )),
+        Err(e) => Err(Exception::throw_type(
+            &ctx,
+            &format!("crypto.{}: {e}", f.js),
+        )),
+    }
+}
+
+/// The `crypto` object `hull:crypto` exports.
+pub(crate) fn module<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let obj = Object::new(ctx.clone())?;
+    for f in FUNCTIONS {
+        let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
+            call(ctx, f, args)
+        })?
+        .with_name(f.js)?;
+        obj.set(f.js, func)?;
+    }
+    Ok(obj)
+}
