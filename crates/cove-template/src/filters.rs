@@ -1,0 +1,183 @@
+//! Hull's filters: `upper lower trim length default json raw`.
+
+use std::borrow::Cow;
+
+use crate::ast::{Expr, Filter};
+use crate::cache::Template;
+use crate::error::{Error, ErrorKind};
+use crate::format;
+use crate::host::{Flavor, Host, Shape};
+use crate::render::{Renderer, Val};
+
+impl<'t, H: Host> Renderer<'t, '_, H> {
+    pub(crate) fn filter(
+        &mut self,
+        t: &'t Template,
+        filter: Filter,
+        v: Val<'t, H::Value>,
+        arg: Option<&'t Expr>,
+        pos: u32,
+    ) -> Result<Val<'t, H::Value>, Error> {
+        let flavor = self.flavor;
+        Ok(match filter {
+            Filter::Raw => v,
+            Filter::Upper | Filter::Lower | Filter::Trim => {
+                let text = self.text(&v);
+                Val::Str(Cow::Owned(match filter {
+                    Filter::Upper => upper(text, flavor),
+                    Filter::Lower => lower(text, flavor),
+                    _ => trim(&text, flavor).to_vec(),
+                }))
+            }
+            Filter::Length => {
+                let n = match self.shape(&v) {
+                    Shape::Nil => 0,
+                    Shape::Str(s) => str_len(&s, flavor),
+                    Shape::Table => match &v {
+                        Val::Host(h) => self.host.count(h),
+                        _ => 0,
+                    },
+                    _ => {
+                        let text = self.text(&v);
+                        str_len(&text, flavor)
+                    }
+                };
+                Val::Int(n as i64)
+            }
+            Filter::Default => {
+                let empty = match self.shape(&v) {
+                    Shape::Nil | Shape::Bool(false) => true,
+                    Shape::Str(s) => s.is_empty(),
+                    _ => false,
+                };
+                match (empty, arg) {
+                    (false, _) => v,
+                    (true, Some(arg)) => self.eval(t, arg)?,
+                    (true, None) => Val::Str(Cow::Borrowed(b"")),
+                }
+            }
+            Filter::Json => {
+                let mut out = Vec::new();
+                match &v {
+                    Val::Host(h) => self
+                        .host
+                        .json(h, &mut out)
+                        .map_err(|m| t.error(ErrorKind::Render, pos, format!("json: {m}")))?,
+                    other => {
+                        let shape = self.shape(other);
+                        prim_json(&mut out, &shape, flavor);
+                    }
+                }
+                Val::Str(Cow::Owned(guard_script(out)))
+            }
+        })
+    }
+
+    /// `v` as the text an unescaped output would show.
+    fn text(&mut self, v: &Val<'t, H::Value>) -> Vec<u8> {
+        let saved = std::mem::take(&mut self.out);
+        let shown = self.write_raw(v);
+        let text = std::mem::replace(&mut self.out, saved);
+        debug_assert!(shown);
+        text
+    }
+
+    fn write_raw(&mut self, v: &Val<'t, H::Value>) -> bool {
+        let flavor = self.flavor;
+        let shape = match v {
+            Val::Host(h) => self.host.shape(h),
+            Val::Nil => Shape::Nil,
+            Val::Bool(b) => Shape::Bool(*b),
+            Val::Int(n) => Shape::Int(*n),
+            Val::Float(f) => Shape::Float(*f),
+            Val::Str(s) => Shape::Str(Cow::Borrowed(s)),
+        };
+        let out = &mut self.out;
+        match shape {
+            Shape::Nil => {}
+            Shape::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            Shape::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            Shape::Float(f) => format::float(out, f, flavor),
+            Shape::Str(s) => out.extend_from_slice(&s),
+            Shape::Table => {
+                if let Val::Host(h) = v {
+                    let mut text = Vec::new();
+                    self.host.display(h, &mut text);
+                    self.out.extend_from_slice(&text);
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Lua's `string.upper` changes ASCII letters only; JS's `toUpperCase` all.
+fn upper(text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
+    match flavor {
+        Flavor::Lua => text.to_ascii_uppercase(),
+        Flavor::Js => String::from_utf8_lossy(&text).to_uppercase().into_bytes(),
+    }
+}
+
+fn lower(text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
+    match flavor {
+        Flavor::Lua => text.to_ascii_lowercase(),
+        Flavor::Js => String::from_utf8_lossy(&text).to_lowercase().into_bytes(),
+    }
+}
+
+/// Lua's `%s` is ASCII whitespace; JS's `trim` also strips Unicode spaces.
+fn trim(text: &[u8], flavor: Flavor) -> &[u8] {
+    match flavor {
+        Flavor::Lua => {
+            let is = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+            let start = text.iter().position(|b| !is(b)).unwrap_or(text.len());
+            let end = text.iter().rposition(|b| !is(b)).map_or(start, |i| i + 1);
+            &text[start..end]
+        }
+        Flavor::Js => match std::str::from_utf8(text) {
+            Ok(s) => s
+                .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+                .as_bytes(),
+            Err(_) => text,
+        },
+    }
+}
+
+/// String length as the runtime counts it: Lua bytes, JS UTF-16 units.
+fn str_len(s: &[u8], flavor: Flavor) -> usize {
+    match flavor {
+        Flavor::Lua => s.len(),
+        Flavor::Js => String::from_utf8_lossy(s).encode_utf16().count(),
+    }
+}
+
+fn prim_json(out: &mut Vec<u8>, shape: &Shape<'_>, flavor: Flavor) {
+    match shape {
+        Shape::Nil | Shape::Table => out.extend_from_slice(b"null"),
+        Shape::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Shape::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        Shape::Float(f) if !f.is_finite() => out.extend_from_slice(b"null"),
+        // JSON numbers: integral floats without a fraction in both runtimes.
+        Shape::Float(f) => format::float(out, *f, Flavor::Js),
+        Shape::Str(s) => format::json_string(out, s),
+    }
+    let _ = flavor;
+}
+
+/// `<` as `\u003c`, so `{{ data | json | raw }}` inside `<script>` cannot
+/// close the element (the same JSON value either way).
+fn guard_script(json: Vec<u8>) -> Vec<u8> {
+    if !json.contains(&b'<') {
+        return json;
+    }
+    let mut out = Vec::with_capacity(json.len() + 16);
+    for b in json {
+        if b == b'<' {
+            out.extend_from_slice(b"\\u003c");
+        } else {
+            out.push(b);
+        }
+    }
+    out
+}

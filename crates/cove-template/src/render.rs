@@ -1,0 +1,499 @@
+//! Walking a compiled template against the app's data.
+//!
+//! Values are read through the binding's [`Host`] as they are needed; what
+//! the renderer makes itself (literals, filter results, `loop.*`) stays in
+//! Rust ([`Val`]). Host values made while evaluating one output, condition
+//! or loop item are released right after it, so a Lua binding's stack does
+//! not grow with the size of the data.
+
+use std::borrow::Cow;
+
+use crate::ast::{CmpOp, Expr, Lit, Node};
+use crate::cache::Template;
+use crate::error::{Error, ErrorKind};
+use crate::format;
+use crate::host::{Flavor, Host, ItemKey, Shape};
+use crate::names::{Key, LOOP};
+
+/// A value during rendering: the host's, or one the renderer made.
+#[derive(Clone)]
+pub(crate) enum Val<'t, V> {
+    Host(V),
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Cow<'t, [u8]>),
+}
+
+/// The innermost loop's position, for `loop.index` and friends.
+#[derive(Clone, Copy)]
+struct LoopState {
+    index0: usize,
+    length: usize,
+}
+
+pub(crate) struct Renderer<'t, 'h, H: Host> {
+    pub(crate) host: &'h mut H,
+    pub(crate) flavor: Flavor,
+    pub(crate) out: Vec<u8>,
+    data: H::Value,
+    vars: Vec<(&'t Key, Val<'t, H::Value>)>,
+    loops: Vec<LoopState>,
+    steps: u64,
+}
+
+/// Render `t` with the host's data.
+pub fn render<H: Host>(t: &Template, host: &mut H) -> Result<Vec<u8>, Error> {
+    let mark = host.mark();
+    let data = host.data();
+    let mut r = Renderer {
+        flavor: host.flavor(),
+        host,
+        out: Vec::with_capacity(t.source.len() + 256),
+        data,
+        vars: Vec::new(),
+        loops: Vec::new(),
+        steps: 0,
+    };
+    let result = r.template(t);
+    let out = std::mem::take(&mut r.out);
+    drop(r);
+    host.release(mark);
+    result.map(|()| out)
+}
+
+/// `a` and `b` name the same field.
+fn same(a: &Key, b: &Key) -> bool {
+    a.id == b.id && (a.id != Key::UNCACHED || a.name == b.name)
+}
+
+impl<'t, H: Host> Renderer<'t, '_, H> {
+    /// Render `t`: through its `extends` chain if it has one (the root
+    /// ancestor's nodes, each block taken from the most derived template
+    /// that defines it).
+    fn template(&mut self, t: &'t Template) -> Result<(), Error> {
+        let mut chain: Vec<&'t Template> = vec![t];
+        while let Some(p) = chain.last().and_then(|c| c.parent.as_deref()) {
+            chain.push(p);
+        }
+        let root = chain.last().copied().unwrap_or(t);
+        self.nodes(root, &chain, &root.nodes)
+    }
+
+    fn step(&mut self, t: &Template, pos: u32) -> Result<(), Error> {
+        self.steps += 1;
+        let limits = &t.limits;
+        if self.steps > limits.max_steps {
+            return Err(t.error(
+                ErrorKind::Limit,
+                pos,
+                format!("rendering took more than {} steps", limits.max_steps),
+            ));
+        }
+        if self.out.len() > limits.max_output {
+            return Err(t.error(
+                ErrorKind::Limit,
+                pos,
+                format!("output is larger than {} bytes", limits.max_output),
+            ));
+        }
+        Ok(())
+    }
+
+    fn nodes(
+        &mut self,
+        t: &'t Template,
+        chain: &[&'t Template],
+        nodes: &'t [Node],
+    ) -> Result<(), Error> {
+        for node in nodes {
+            match node {
+                Node::Text(s) => self.out.extend_from_slice(s.as_bytes()),
+                Node::Output { expr, raw } => {
+                    let mark = self.host.mark();
+                    let v = self.eval(t, expr);
+                    let written = v.and_then(|v| self.write(t, &v, *raw, expr_pos(expr)));
+                    self.host.release(mark);
+                    written?;
+                }
+                Node::If {
+                    branches,
+                    otherwise,
+                } => {
+                    let mut body = otherwise;
+                    for (cond, b) in branches {
+                        let mark = self.host.mark();
+                        let v = self.eval(t, cond).map(|v| self.truthy(&v));
+                        self.host.release(mark);
+                        if v? {
+                            body = b;
+                            break;
+                        }
+                    }
+                    self.nodes(t, chain, body)?;
+                }
+                Node::For {
+                    key,
+                    var,
+                    iter,
+                    body,
+                    pos,
+                } => {
+                    let mark = self.host.mark();
+                    let result = self.for_loop(t, chain, key.as_ref(), var, iter, body, *pos);
+                    self.host.release(mark);
+                    result?;
+                }
+                Node::Block(i) => {
+                    let name = &t.blocks[*i].name;
+                    let found = chain.iter().find_map(|c| {
+                        c.blocks
+                            .iter()
+                            .find(|b| b.name == *name)
+                            .map(|b| (*c, &b.body))
+                    });
+                    let (owner, body) = found.unwrap_or((t, &t.blocks[*i].body));
+                    self.nodes(owner, chain, body)?;
+                }
+                Node::Include(i) => self.template(&t.includes[*i])?,
+            }
+            self.step(t, 0)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn for_loop(
+        &mut self,
+        t: &'t Template,
+        chain: &[&'t Template],
+        key: Option<&'t Key>,
+        var: &'t Key,
+        iter: &'t Expr,
+        body: &'t [Node],
+        pos: u32,
+    ) -> Result<(), Error> {
+        let list = self.eval(t, iter)?;
+        let list = match list {
+            Val::Nil => return Ok(()),
+            Val::Host(v) => match self.host.shape(&v) {
+                Shape::Nil => return Ok(()),
+                Shape::Table => v,
+                other => {
+                    return Err(t.error(ErrorKind::Render, pos, cannot_loop(shape_name(&other))))
+                }
+            },
+            other => return Err(t.error(ErrorKind::Render, pos, cannot_loop(val_name(&other)))),
+        };
+        let fail = |e: String| t.error(ErrorKind::Render, pos, e);
+        match key {
+            None => {
+                let n = self.host.items(&list).map_err(fail)?;
+                for i in 0..n {
+                    let mark = self.host.mark();
+                    let item = self.host.item(&list, i);
+                    let result = self.iteration(t, chain, body, &[(var, Val::Host(item))], i, n);
+                    self.host.release(mark);
+                    result?;
+                    self.step(t, pos)?;
+                }
+            }
+            Some(k) => {
+                let entries = self.host.entries(&list).map_err(fail)?;
+                let n = entries.len();
+                for (i, (key_val, item)) in entries.into_iter().enumerate() {
+                    let kv = match key_val {
+                        ItemKey::Int(n) => Val::Int(n),
+                        ItemKey::Str(s) => Val::Str(Cow::Owned(s.into_bytes())),
+                    };
+                    self.iteration(t, chain, body, &[(k, kv), (var, Val::Host(item))], i, n)?;
+                    self.step(t, pos)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn iteration(
+        &mut self,
+        t: &'t Template,
+        chain: &[&'t Template],
+        body: &'t [Node],
+        vars: &[(&'t Key, Val<'t, H::Value>)],
+        index0: usize,
+        length: usize,
+    ) -> Result<(), Error> {
+        let depth = self.vars.len();
+        self.vars.extend(vars.iter().cloned());
+        self.loops.push(LoopState { index0, length });
+        let result = self.nodes(t, chain, body);
+        self.loops.pop();
+        self.vars.truncate(depth);
+        result
+    }
+
+    pub(crate) fn eval(
+        &mut self,
+        t: &'t Template,
+        e: &'t Expr,
+    ) -> Result<Val<'t, H::Value>, Error> {
+        Ok(match e {
+            Expr::Path { root, rest, pos } => return self.path(t, root, rest, *pos),
+            Expr::Lit(lit) => match lit {
+                Lit::Str(s) => Val::Str(Cow::Borrowed(s.as_bytes())),
+                Lit::Int(n) => Val::Int(*n),
+                Lit::Float(f) => Val::Float(*f),
+                Lit::Bool(b) => Val::Bool(*b),
+            },
+            Expr::Not(e) => {
+                let v = self.eval(t, e)?;
+                Val::Bool(!self.truthy(&v))
+            }
+            Expr::And(a, b) => {
+                let v = self.eval(t, a)?;
+                if self.truthy(&v) {
+                    self.eval(t, b)?
+                } else {
+                    v
+                }
+            }
+            Expr::Or(a, b) => {
+                let v = self.eval(t, a)?;
+                if self.truthy(&v) {
+                    v
+                } else {
+                    self.eval(t, b)?
+                }
+            }
+            Expr::Cmp { op, a, b, pos } => {
+                let a = self.eval(t, a)?;
+                let b = self.eval(t, b)?;
+                Val::Bool(
+                    self.compare(*op, &a, &b)
+                        .map_err(|m| t.error(ErrorKind::Render, *pos, m))?,
+                )
+            }
+            Expr::Filter {
+                input,
+                filter,
+                arg,
+                pos,
+            } => {
+                let v = self.eval(t, input)?;
+                return self.filter(t, *filter, v, arg.as_deref(), *pos);
+            }
+        })
+    }
+
+    fn path(
+        &mut self,
+        t: &'t Template,
+        root: &'t Key,
+        rest: &'t [Key],
+        pos: u32,
+    ) -> Result<Val<'t, H::Value>, Error> {
+        if root.id == LOOP {
+            if let Some(state) = self.loops.last().copied() {
+                return loop_field(state, rest).map_err(|m| t.error(ErrorKind::Render, pos, m));
+            }
+        }
+        let mut cur = match self.vars.iter().rev().find(|(k, _)| same(k, root)) {
+            Some((_, v)) => v.clone(),
+            None => Val::Host(self.host.field(&self.data, root)),
+        };
+        for key in rest {
+            cur = match cur {
+                Val::Host(v) => Val::Host(self.host.field(&v, key)),
+                _ => Val::Nil,
+            };
+        }
+        Ok(cur)
+    }
+
+    /// The shape of any value (host values are asked).
+    pub(crate) fn shape<'a>(&'a mut self, v: &'a Val<'t, H::Value>) -> Shape<'a> {
+        match v {
+            Val::Host(h) => self.host.shape(h),
+            Val::Nil => Shape::Nil,
+            Val::Bool(b) => Shape::Bool(*b),
+            Val::Int(n) => Shape::Int(*n),
+            Val::Float(f) => Shape::Float(*f),
+            Val::Str(s) => Shape::Str(Cow::Borrowed(s)),
+        }
+    }
+
+    pub(crate) fn truthy(&mut self, v: &Val<'t, H::Value>) -> bool {
+        let flavor = self.flavor;
+        match self.shape(v) {
+            Shape::Nil => false,
+            Shape::Bool(b) => b,
+            _ if flavor == Flavor::Lua => true,
+            Shape::Int(n) => n != 0,
+            Shape::Float(f) => !(f == 0.0 || f.is_nan()),
+            Shape::Str(s) => !s.is_empty(),
+            Shape::Table => true,
+        }
+    }
+
+    fn compare(
+        &mut self,
+        op: CmpOp,
+        a: &Val<'t, H::Value>,
+        b: &Val<'t, H::Value>,
+    ) -> Result<bool, String> {
+        let a = owned(self.shape(a));
+        let b = self.shape(b);
+        use std::cmp::Ordering;
+        let ord: Option<Ordering> = match (&a, &b) {
+            (Shape::Int(x), Shape::Int(y)) => Some(x.cmp(y)),
+            (Shape::Int(_) | Shape::Float(_), Shape::Int(_) | Shape::Float(_)) => {
+                num(&a).partial_cmp(&num(&b))
+            }
+            (Shape::Str(x), Shape::Str(y)) => Some(x.as_ref().cmp(y.as_ref())),
+            _ => {
+                let equal = match (&a, &b) {
+                    (Shape::Nil, Shape::Nil) => true,
+                    (Shape::Bool(x), Shape::Bool(y)) => x == y,
+                    _ => false,
+                };
+                return match op {
+                    CmpOp::Eq => Ok(equal),
+                    CmpOp::Ne => Ok(!equal),
+                    // Missing data compares false rather than failing the page.
+                    _ if matches!(a, Shape::Nil) || matches!(b, Shape::Nil) => Ok(false),
+                    _ => Err(format!(
+                        "cannot compare {} {} {}: only numbers with numbers and strings with strings",
+                        shape_name(&a),
+                        op.symbol(),
+                        shape_name(&b)
+                    )),
+                };
+            }
+        };
+        // NaN compares false with everything, and unequal to itself.
+        Ok(match (op, ord) {
+            (CmpOp::Ne, None) => true,
+            (_, None) => false,
+            (CmpOp::Eq, Some(o)) => o == Ordering::Equal,
+            (CmpOp::Ne, Some(o)) => o != Ordering::Equal,
+            (CmpOp::Lt, Some(o)) => o == Ordering::Less,
+            (CmpOp::Le, Some(o)) => o != Ordering::Greater,
+            (CmpOp::Gt, Some(o)) => o == Ordering::Greater,
+            (CmpOp::Ge, Some(o)) => o != Ordering::Less,
+        })
+    }
+
+    /// Append `v` as text, escaped unless `raw`.
+    fn write(
+        &mut self,
+        t: &Template,
+        v: &Val<'t, H::Value>,
+        raw: bool,
+        pos: u32,
+    ) -> Result<(), Error> {
+        let flavor = self.flavor;
+        let out = &mut self.out;
+        let shape = match v {
+            Val::Host(h) => self.host.shape(h),
+            Val::Nil => Shape::Nil,
+            Val::Bool(b) => Shape::Bool(*b),
+            Val::Int(n) => Shape::Int(*n),
+            Val::Float(f) => Shape::Float(*f),
+            Val::Str(s) => Shape::Str(Cow::Borrowed(s)),
+        };
+        match shape {
+            Shape::Nil => {}
+            Shape::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            Shape::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            Shape::Float(f) => format::float(out, f, flavor),
+            Shape::Str(s) if raw => out.extend_from_slice(&s),
+            Shape::Str(s) => format::escape(out, &s, flavor),
+            Shape::Table => {
+                let Val::Host(h) = v else { return Ok(()) };
+                let mut text = Vec::new();
+                self.host.display(h, &mut text);
+                if raw {
+                    self.out.extend_from_slice(&text);
+                } else {
+                    format::escape(&mut self.out, &text, flavor);
+                }
+            }
+        }
+        let _ = (t, pos);
+        Ok(())
+    }
+}
+
+fn num(s: &Shape<'_>) -> f64 {
+    match s {
+        Shape::Int(n) => *n as f64,
+        Shape::Float(f) => *f,
+        _ => f64::NAN,
+    }
+}
+
+fn owned(s: Shape<'_>) -> Shape<'static> {
+    match s {
+        Shape::Nil => Shape::Nil,
+        Shape::Bool(b) => Shape::Bool(b),
+        Shape::Int(n) => Shape::Int(n),
+        Shape::Float(f) => Shape::Float(f),
+        Shape::Str(s) => Shape::Str(Cow::Owned(s.into_owned())),
+        Shape::Table => Shape::Table,
+    }
+}
+
+pub(crate) fn shape_name(s: &Shape<'_>) -> &'static str {
+    match s {
+        Shape::Nil => "nil",
+        Shape::Bool(_) => "a boolean",
+        Shape::Int(_) | Shape::Float(_) => "a number",
+        Shape::Str(_) => "a string",
+        Shape::Table => "a table",
+    }
+}
+
+fn val_name<V>(v: &Val<'_, V>) -> &'static str {
+    match v {
+        Val::Host(_) => "a table",
+        Val::Nil => "nil",
+        Val::Bool(_) => "a boolean",
+        Val::Int(_) | Val::Float(_) => "a number",
+        Val::Str(_) => "a string",
+    }
+}
+
+fn cannot_loop(what: &str) -> String {
+    format!(
+        "cannot loop over {what}: {{% for %}} needs a list (or a table/object with `for k, v in`)"
+    )
+}
+
+fn loop_field<'t, V>(state: LoopState, rest: &[Key]) -> Result<Val<'t, V>, String> {
+    let field = match rest {
+        [field] => &*field.name,
+        _ => "",
+    };
+    Ok(match field {
+        "index" => Val::Int(state.index0 as i64 + 1),
+        "index0" => Val::Int(state.index0 as i64),
+        "first" => Val::Bool(state.index0 == 0),
+        "last" => Val::Bool(state.index0 + 1 == state.length),
+        "length" => Val::Int(state.length as i64),
+        _ => {
+            return Err(
+                "inside {% for %}, `loop` has only loop.index, loop.index0, loop.first, loop.last and loop.length".into(),
+            )
+        }
+    })
+}
+
+/// Where an expression starts, for errors.
+pub(crate) fn expr_pos(e: &Expr) -> u32 {
+    match e {
+        Expr::Path { pos, .. } | Expr::Cmp { pos, .. } | Expr::Filter { pos, .. } => *pos,
+        Expr::Not(e) | Expr::And(e, _) | Expr::Or(e, _) => expr_pos(e),
+        Expr::Lit(_) => 0,
+    }
+}
