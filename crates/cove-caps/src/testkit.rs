@@ -5,7 +5,9 @@
 use bytes::Bytes;
 use serde_json::Value as Json;
 
-use cove_core::{log, run_main, run_pre, Engine, Exchange, Flow, Request, RouteTable, Target};
+use cove_core::{
+    log, run_main_blocking, run_pre_blocking, Engine, Exchange, Flow, Request, RouteTable, Target,
+};
 
 /// A request made by `test.get(path, {body, headers, middleware})`.
 #[derive(Debug, Default, Clone)]
@@ -72,8 +74,8 @@ pub fn dispatch<E: Engine>(routes: &RouteTable, engine: &E, call: TestCall) -> T
     };
     let mut ex = Exchange::new(req, plan);
     let mut state = E::State::default();
-    if run_pre(engine, &mut ex, &mut state) == Flow::Continue {
-        run_main(engine, &mut ex, &mut state);
+    if run_pre_blocking(engine, &mut ex, &mut state) == Flow::Continue {
+        run_main_blocking(engine, &mut ex, &mut state);
     }
     for e in &ex.errors {
         log::error(&e.message);

@@ -106,6 +106,14 @@ pub struct Exchange {
     pub res: Response,
     pub plan: Plan,
     pub errors: Vec<crate::ScriptError>,
+    /// Set by an engine whose call suspended on blocking work.
+    pub pending: Option<crate::Job>,
+    /// The finished job's output, for the suspended call to resume with.
+    pub resume: Option<crate::JobOutput>,
+    /// Where the pipeline stands: the next call of the current chain, and
+    /// whether the chains are done and the handler is next.
+    pub(crate) cursor: usize,
+    pub(crate) at_handler: bool,
 }
 
 impl Exchange {
@@ -115,6 +123,10 @@ impl Exchange {
             res: Response::new(),
             plan,
             errors: Vec::new(),
+            pending: None,
+            resume: None,
+            cursor: 0,
+            at_handler: false,
         }
     }
 }

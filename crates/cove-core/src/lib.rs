@@ -4,6 +4,7 @@
 
 mod exchange;
 mod files;
+mod job;
 mod limits;
 pub mod log;
 mod pipeline;
@@ -13,8 +14,12 @@ mod router;
 
 pub use exchange::{Exchange, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
+pub use job::{Job, JobOutput};
 pub use limits::Limits;
-pub use pipeline::{run_main, run_pre, App, Engine, Flow, ScriptApp, ScriptError};
+pub use pipeline::{
+    run_main, run_main_blocking, run_pre, run_pre_blocking, App, Engine, Flow, ScriptApp,
+    ScriptError, Step,
+};
 pub use query::{parse_query, percent_decode};
 pub use response::{Response, ResponseError, DEFAULT_CSP};
 pub use router::{HandlerId, MiddlewarePattern, Phase, Plan, RouteError, RouteTable, Target};

@@ -10,6 +10,14 @@ pub enum Flow {
     Stop,
 }
 
+/// How far a pipeline run got: finished with a flow, or waiting for a job
+/// whose output goes into [`Exchange::resume`] before running again.
+#[derive(Debug)]
+pub enum Step {
+    Done(Flow),
+    Wait(crate::Job),
+}
+
 /// A script error, already formatted as `file:line: message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptError {
@@ -56,6 +64,19 @@ pub trait Engine {
         state: &mut Self::State,
     ) -> Result<Flow, ScriptError>;
 
+    /// Continue a call that suspended (it set [`Exchange::pending`]) with
+    /// the job's output. Engines that never suspend need not implement it.
+    fn resume(
+        &self,
+        _output: crate::JobOutput,
+        _ex: &mut Exchange,
+        _state: &mut Self::State,
+    ) -> Result<Flow, ScriptError> {
+        Err(ScriptError {
+            message: "this runtime cannot resume a suspended call".into(),
+        })
+    }
+
     /// Group commit (see cove-db): the write group this request's statements
     /// ran in. Its response must wait until that group has committed.
     fn touched_group(&self, _state: &Self::State) -> Option<u64> {
@@ -75,46 +96,73 @@ pub trait Engine {
     }
 }
 
+/// Call `id`, or resume the call that suspended on it.
+fn call_or_resume<E: Engine>(
+    engine: &E,
+    id: HandlerId,
+    ex: &mut Exchange,
+    st: &mut E::State,
+) -> Result<Flow, ScriptError> {
+    match ex.resume.take() {
+        Some(output) => engine.resume(output, ex, st),
+        None => engine.call(id, ex, st),
+    }
+}
+
+/// Run `ids` from the cursor on; stops at a suspension, keeping the cursor.
 fn run_chain<E: Engine>(
     engine: &E,
     ids: &[HandlerId],
     ex: &mut Exchange,
     st: &mut E::State,
-) -> Flow {
-    for &id in ids {
-        match engine.call(id, ex, st) {
+) -> Step {
+    while let Some(&id) = ids.get(ex.cursor) {
+        let result = call_or_resume(engine, id, ex, st);
+        if let Some(job) = ex.pending.take() {
+            return Step::Wait(job);
+        }
+        ex.cursor += 1;
+        match result {
             Ok(Flow::Continue) => {}
-            Ok(Flow::Stop) => return Flow::Stop,
+            Ok(Flow::Stop) => return Step::Done(Flow::Stop),
             Err(e) => {
                 ex.errors.push(e);
                 ex.res.fail();
-                return Flow::Stop;
+                return Step::Done(Flow::Stop);
             }
         }
     }
-    Flow::Continue
+    ex.cursor = 0;
+    Step::Done(Flow::Continue)
 }
 
-/// Pre-body middleware. `Flow::Stop` means the response is final.
-pub fn run_pre<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) -> Flow {
+/// Pre-body middleware. `Done(Flow::Stop)` means the response is final.
+pub fn run_pre<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) -> Step {
     let ids = std::mem::take(&mut ex.plan.pre);
-    let flow = run_chain(engine, &ids, ex, st);
+    let step = run_chain(engine, &ids, ex, st);
     ex.plan.pre = ids;
-    flow
+    step
 }
 
 /// Post-body middleware, then the handler (or the 404/405 response).
-pub fn run_main<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) {
-    let ids = std::mem::take(&mut ex.plan.post);
-    let flow = run_chain(engine, &ids, ex, st);
-    ex.plan.post = ids;
-    if flow == Flow::Stop {
-        return;
+pub fn run_main<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) -> Step {
+    if !ex.at_handler {
+        let ids = std::mem::take(&mut ex.plan.post);
+        let step = run_chain(engine, &ids, ex, st);
+        ex.plan.post = ids;
+        match step {
+            Step::Done(Flow::Continue) => ex.at_handler = true,
+            other => return other,
+        }
     }
     match &ex.plan.target {
         Target::Route { handler, .. } => {
             let handler = *handler;
-            if let Err(e) = engine.call(handler, ex, st) {
+            let result = call_or_resume(engine, handler, ex, st);
+            if let Some(job) = ex.pending.take() {
+                return Step::Wait(job);
+            }
+            if let Err(e) = result {
                 ex.errors.push(e);
                 ex.res.fail();
             }
@@ -126,6 +174,33 @@ pub fn run_main<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) {
             ex.res.headers.push(("Allow".to_string(), allow));
         }
     }
+    Step::Done(Flow::Stop)
+}
+
+/// Drive `run` to the end, running jobs inline (for `cove test` and unit
+/// tests, where stalling the thread is fine).
+fn blocking<E: Engine>(
+    engine: &E,
+    ex: &mut Exchange,
+    st: &mut E::State,
+    run: fn(&E, &mut Exchange, &mut E::State) -> Step,
+) -> Flow {
+    loop {
+        match run(engine, ex, st) {
+            Step::Done(flow) => return flow,
+            Step::Wait(job) => ex.resume = Some(job.run()),
+        }
+    }
+}
+
+/// [`run_pre`] with jobs run inline.
+pub fn run_pre_blocking<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) -> Flow {
+    blocking(engine, ex, st, run_pre)
+}
+
+/// [`run_main`] with jobs run inline.
+pub fn run_main_blocking<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) {
+    blocking(engine, ex, st, run_main);
 }
 
 /// Keep headers middleware added (CORS, request ids) on server responses.
@@ -191,8 +266,8 @@ mod tests {
         };
         let mut ex = Exchange::new(Request::default(), t.plan(method, path));
         let mut st = 0;
-        if run_pre(&engine, &mut ex, &mut st) == Flow::Continue {
-            run_main(&engine, &mut ex, &mut st);
+        if run_pre_blocking(&engine, &mut ex, &mut st) == Flow::Continue {
+            run_main_blocking(&engine, &mut ex, &mut st);
         }
         (engine.calls.into_inner(), ex)
     }
@@ -238,5 +313,70 @@ mod tests {
             .res
             .headers
             .contains(&("Allow".to_string(), "GET".to_string())));
+    }
+
+    /// Suspends once on `id`, then finishes with the job's output as body.
+    struct Suspender {
+        id: HandlerId,
+        calls: RefCell<Vec<String>>,
+    }
+
+    impl Engine for Suspender {
+        type State = ();
+        fn call(&self, id: HandlerId, ex: &mut Exchange, _: &mut ()) -> Result<Flow, ScriptError> {
+            self.calls.borrow_mut().push(format!("call {id}"));
+            if id == self.id {
+                ex.pending = Some(crate::Job::new(|| "from the job".to_string()));
+            }
+            Ok(Flow::Continue)
+        }
+        fn resume(
+            &self,
+            out: crate::JobOutput,
+            ex: &mut Exchange,
+            _: &mut (),
+        ) -> Result<Flow, ScriptError> {
+            let text = out.downcast::<String>().map_err(|_| ScriptError {
+                message: "wrong output".into(),
+            })?;
+            self.calls.borrow_mut().push(format!("resume {text}"));
+            ex.res.text(text.into_bytes());
+            Ok(Flow::Continue)
+        }
+    }
+
+    #[test]
+    fn a_suspended_call_resumes_where_it_stopped() {
+        for (id, expected) in [
+            (1, vec!["call 1", "resume from the job", "call 2", "call 9"]),
+            (2, vec!["call 1", "call 2", "resume from the job", "call 9"]),
+            (9, vec!["call 1", "call 2", "call 9", "resume from the job"]),
+        ] {
+            let mut t = RouteTable::new();
+            t.add_middleware(Phase::Pre, "*", "/*", 1).unwrap();
+            t.add_middleware(Phase::Post, "*", "/*", 2).unwrap();
+            t.add_route("GET", "/x", 9).unwrap();
+            let engine = Suspender {
+                id,
+                calls: RefCell::new(vec![]),
+            };
+            let mut ex = Exchange::new(Request::default(), t.plan("GET", "/x"));
+            let mut waits = 0;
+            let mut step = run_pre(&engine, &mut ex, &mut ());
+            while let Step::Wait(job) = step {
+                waits += 1;
+                ex.resume = Some(job.run());
+                step = run_pre(&engine, &mut ex, &mut ());
+            }
+            assert!(matches!(step, Step::Done(Flow::Continue)));
+            let mut step = run_main(&engine, &mut ex, &mut ());
+            while let Step::Wait(job) = step {
+                waits += 1;
+                ex.resume = Some(job.run());
+                step = run_main(&engine, &mut ex, &mut ());
+            }
+            assert_eq!(waits, 1);
+            assert_eq!(*engine.calls.borrow(), expected, "suspending on {id}");
+        }
     }
 }

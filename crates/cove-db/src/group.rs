@@ -175,6 +175,16 @@ impl Db {
         self.group.enabled = on;
     }
 
+    /// Whether the script has a `db.batch` (explicit transaction) open: a
+    /// suspended script must not hold one across other requests.
+    pub fn in_batch(&self) -> bool {
+        if self.group.enabled {
+            self.group.in_batch
+        } else {
+            self.in_transaction()
+        }
+    }
+
     /// Whether a group transaction is open and waiting for [`Db::commit_group`].
     pub fn group_open(&self) -> bool {
         self.group.open

@@ -1,10 +1,15 @@
 //! `hull:crypto`: registers every function of cove-caps' crypto table under
 //! its JS name, converting arguments and results only.
 
-use rquickjs::function::Rest;
-use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
+use std::rc::Rc;
 
-use cove_caps::crypto::{Arg, ArgValue, CryptoFn, Out, FUNCTIONS};
+use rquickjs::function::Rest;
+use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Persistent, Promise, Value};
+
+use cove_caps::crypto::{Arg, ArgValue, CryptoError, CryptoFn, CryptoResult, Out, FUNCTIONS};
+use cove_core::{Job, JobOutput};
+
+use crate::host::{Awaited, Host};
 
 /// Data argument: a string, as its UTF-8 bytes (Hull §6.5).
 fn bytes_of(v: &Value<'_>) -> Option<Vec<u8>> {
@@ -79,8 +84,50 @@ fn call<'js>(
     }
 }
 
-/// The `crypto` object `hull:crypto` exports.
-pub(crate) fn module<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+/// `hashPasswordAsync(...)`: the work goes to the server's blocking pool
+/// (engine.rs suspends the handler) and the promise settles with its result.
+fn call_async<'js>(
+    ctx: Ctx<'js>,
+    host: &Rc<Host>,
+    f: &'static CryptoFn,
+    args: Rest<Value<'js>>,
+) -> rquickjs::Result<Promise<'js>> {
+    let args = args_of(&ctx, f, &args.0)?;
+    let (promise, resolve, reject) = ctx.promise()?;
+    let job = Job::new(move || {
+        (f.run)(&args).map_err(|e| CryptoError(format!("crypto.{}Async: {e}", f.js)))
+    });
+    host.jobs.borrow_mut().push_back(Awaited {
+        job,
+        resolve: Persistent::save(&ctx, resolve),
+        reject: Persistent::save(&ctx, reject),
+    });
+    Ok(promise)
+}
+
+/// Settle an awaited job's promise with its output.
+pub(crate) fn settle_job<'js>(
+    ctx: &Ctx<'js>,
+    resolve: Function<'js>,
+    reject: Function<'js>,
+    output: JobOutput,
+) -> rquickjs::Result<()> {
+    let result = output
+        .downcast::<CryptoResult>()
+        .map(|r| *r)
+        .unwrap_or_else(|_| Err(CryptoError("the background job failed".into())));
+    match result {
+        Ok(out) => resolve.call((to_js(ctx, out)?,)),
+        Err(e) => {
+            let err = Exception::from_message(ctx.clone(), &e.to_string())?;
+            reject.call((err,))
+        }
+    }
+}
+
+/// The `crypto` object `hull:crypto` exports. Slow functions also come as
+/// `…Async`, returning a promise, so awaiting them keeps the worker free.
+pub(crate) fn module<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
     let obj = Object::new(ctx.clone())?;
     for f in FUNCTIONS {
         let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
@@ -88,6 +135,15 @@ pub(crate) fn module<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         })?
         .with_name(f.js)?;
         obj.set(f.js, func)?;
+        if f.slow {
+            let name = format!("{}Async", f.js);
+            let host = host.clone();
+            let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
+                call_async(ctx, &host, f, args)
+            })?
+            .with_name(&name)?;
+            obj.set(name, func)?;
+        }
     }
     Ok(obj)
 }

@@ -7,7 +7,9 @@ use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Promise, Runtime, Value};
 
 use cove_caps::{Csp, Registered};
-use cove_core::{log, Engine, Exchange, Flow, HandlerId, ScriptApp, ScriptConfig, ScriptError};
+use cove_core::{
+    log, Engine, Exchange, Flow, HandlerId, Job, JobOutput, ScriptApp, ScriptConfig, ScriptError,
+};
 use cove_db::Db;
 
 use crate::error::{describe, describe_rejection, PRELUDE_NAME};
@@ -49,6 +51,23 @@ pub struct ReqState {
     has_body: bool,
     /// The latest write group this request's statements ran in.
     touched: Option<u64>,
+    /// The handler's promise while it awaits blocking work.
+    waiting: Option<Waiting>,
+}
+
+/// A handler suspended on an awaited job: its promise, and how to settle the
+/// promise the job's caller awaits.
+struct Waiting {
+    promise: Persistent<Promise<'static>>,
+    resolve: Persistent<Function<'static>>,
+    reject: Persistent<Function<'static>>,
+}
+
+/// How a script call ended.
+enum Outcome {
+    Done(Flow),
+    /// Suspended: the handler's promise waits on this job.
+    Wait(Job),
 }
 
 /// Run queued promise jobs (async handlers continue here).
@@ -75,7 +94,7 @@ fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<(Function<'
     for (name, obj) in PRELUDE_MODULES.iter().zip(modules.iter::<Object>()) {
         objects.set(*name, obj?)?;
     }
-    objects.set("crypto", crate::crypto::module(ctx)?)?;
+    objects.set("crypto", crate::crypto::module(ctx, host)?)?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
     Ok((out.get("dispatch")?, out.get("reqProto")?))
@@ -165,19 +184,19 @@ impl JsEngine {
             handlers,
             csp,
         } = registered.require_routes(&display, r#"app.get("/", (req, res) => res.text("hi"))"#)?;
-        Ok(ScriptApp {
-            routes,
-            engine: JsEngine {
-                handlers,
-                dispatch,
-                req_proto,
-                host,
-                csp: Rc::new(csp),
-                budget,
-                context,
-                _runtime: runtime,
-            },
-        })
+        let engine = JsEngine {
+            handlers,
+            dispatch,
+            req_proto,
+            host,
+            csp: Rc::new(csp),
+            budget,
+            context,
+            _runtime: runtime,
+        };
+        // Awaited work the app file started but did not wait for.
+        engine.context.with(|ctx| engine.run_orphans(&ctx));
+        Ok(ScriptApp { routes, engine })
     }
 }
 
@@ -204,7 +223,7 @@ impl JsEngine {
         id: HandlerId,
         st: &mut ReqState,
         body_read: bool,
-    ) -> Result<Flow, String> {
+    ) -> Result<Outcome, String> {
         let fail = |e| describe(ctx, e, &self.budget);
         let handler = self
             .handlers
@@ -223,6 +242,33 @@ impl JsEngine {
         };
         let ret: Value = dispatch.call((handler, req, body_read)).map_err(fail)?;
         drain_jobs(ctx);
+        self.outcome(ctx, ret, st)
+    }
+
+    /// The flow of a handler's return value; a promise still pending on an
+    /// awaited job suspends the call instead.
+    fn outcome<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        ret: Value<'js>,
+        st: &mut ReqState,
+    ) -> Result<Outcome, String> {
+        if let Some(p) = ret.as_promise() {
+            if p.state() == PromiseState::Pending && !self.budget.exceeded() {
+                let next = self.host.jobs.borrow_mut().pop_front();
+                if let Some(awaited) = next {
+                    st.waiting = Some(Waiting {
+                        promise: Persistent::save(ctx, p.clone()),
+                        resolve: awaited.resolve,
+                        reject: awaited.reject,
+                    });
+                    return Ok(Outcome::Wait(awaited.job));
+                }
+            }
+        }
+        // Work started but never awaited still runs (inline: rare, and its
+        // result must not leak into the next request).
+        self.run_orphans(ctx);
         let ret = match ret.as_promise() {
             Some(p) => settle(ctx, p, &self.budget, "the handler")?,
             None => ret,
@@ -230,7 +276,45 @@ impl JsEngine {
         if self.budget.exceeded() {
             return Err(self.budget.message());
         }
-        Ok(flow_of(&ret))
+        Ok(Outcome::Done(flow_of(&ret)))
+    }
+
+    /// Run awaited jobs nobody waits for here, settling their promises.
+    pub(crate) fn run_orphans(&self, ctx: &Ctx<'_>) {
+        loop {
+            let next = self.host.jobs.borrow_mut().pop_front();
+            let Some(awaited) = next else { break };
+            let output = awaited.job.run();
+            let settled = awaited.resolve.restore(ctx).and_then(|resolve| {
+                let reject = awaited.reject.restore(ctx)?;
+                crate::crypto::settle_job(ctx, resolve, reject, output)
+            });
+            if settled.is_err() {
+                ctx.catch();
+            }
+            drain_jobs(ctx);
+        }
+    }
+
+    /// Settle the awaited promise with the job's output and see where the
+    /// handler got to.
+    fn resume_in<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        output: JobOutput,
+        st: &mut ReqState,
+    ) -> Result<Outcome, String> {
+        let fail = |e| describe(ctx, e, &self.budget);
+        let waiting = st
+            .waiting
+            .take()
+            .ok_or("resumed a call that was not suspended")?;
+        let resolve = waiting.resolve.restore(ctx).map_err(fail)?;
+        let reject = waiting.reject.restore(ctx).map_err(fail)?;
+        crate::crypto::settle_job(ctx, resolve, reject, output).map_err(fail)?;
+        drain_jobs(ctx);
+        let promise = waiting.promise.restore(ctx).map_err(fail)?;
+        self.outcome(ctx, promise.into_value(), st)
     }
 }
 
@@ -258,6 +342,16 @@ impl Engine for JsEngine {
     ) -> Result<Flow, ScriptError> {
         self.context.with(|ctx| self.call_in(&ctx, id, ex, st))
     }
+
+    fn resume(
+        &self,
+        output: JobOutput,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+    ) -> Result<Flow, ScriptError> {
+        self.context
+            .with(|ctx| self.resume_with(&ctx, output, ex, st))
+    }
 }
 
 impl JsEngine {
@@ -270,16 +364,37 @@ impl JsEngine {
         ex: &mut Exchange,
         st: &mut ReqState,
     ) -> Result<Flow, ScriptError> {
-        // Lend the request and the response to the natives for this call.
         let body_read = st.started && !st.has_body && ex.req.body.is_some();
+        self.budget.reset();
+        self.lend(ex, st, |st| self.run(ctx, id, st, body_read))
+    }
+
+    /// [`Engine::resume`] inside an entered context (the test runner).
+    pub(crate) fn resume_with(
+        &self,
+        ctx: &Ctx<'_>,
+        output: JobOutput,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+    ) -> Result<Flow, ScriptError> {
+        self.lend(ex, st, |st| self.resume_in(ctx, output, st))
+    }
+
+    /// Lend the request and the response to the natives for `f`; a
+    /// suspension hands its job to the pipeline.
+    fn lend(
+        &self,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+        f: impl FnOnce(&mut ReqState) -> Result<Outcome, String>,
+    ) -> Result<Flow, ScriptError> {
         begin_call(Call {
             res: std::mem::take(&mut ex.res),
             csp: self.csp.clone(),
             req: std::mem::take(&mut ex.req),
             req_id: st.req_id,
         });
-        self.budget.reset();
-        let result = self.run(ctx, id, st, body_read);
+        let result = f(st);
         if let Some(call) = end_call() {
             ex.res = call.res;
             ex.req = call.req;
@@ -289,6 +404,13 @@ impl JsEngine {
         if self.host.db.borrow_mut().finish_call(&mut st.touched) {
             log::warn("rolled back a transaction the script left open");
         }
-        result.map_err(|message| ScriptError { message })
+        match result {
+            Ok(Outcome::Done(flow)) => Ok(flow),
+            Ok(Outcome::Wait(job)) => {
+                ex.pending = Some(job);
+                Ok(Flow::Continue)
+            }
+            Err(message) => Err(ScriptError { message }),
+        }
     }
 }

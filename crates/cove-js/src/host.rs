@@ -2,12 +2,13 @@
 //! app registered, and the request/response of the call in progress.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use rquickjs::{Function, Persistent};
 
 use cove_caps::{Csp, Registry};
-use cove_core::{Request, Response};
+use cove_core::{Job, Request, Response};
 use cove_db::Db;
 
 /// The call in progress: the response being built and the request parts the
@@ -21,9 +22,19 @@ pub(crate) struct Call {
     pub(crate) req_id: usize,
 }
 
+/// Blocking work a script is awaiting (an `…Async` crypto function): the job
+/// and the resolve/reject functions of the promise it returned.
+pub(crate) struct Awaited {
+    pub(crate) job: Job,
+    pub(crate) resolve: Persistent<Function<'static>>,
+    pub(crate) reject: Persistent<Function<'static>>,
+}
+
 pub(crate) struct Host {
     pub(crate) db: RefCell<Db>,
     pub(crate) registry: RefCell<Registry<Persistent<Function<'static>>>>,
+    /// Jobs started by the running script, in start order.
+    pub(crate) jobs: RefCell<VecDeque<Awaited>>,
 }
 
 impl Host {
@@ -31,6 +42,7 @@ impl Host {
         Host {
             db: RefCell::new(db),
             registry: RefCell::new(Registry::default()),
+            jobs: RefCell::new(VecDeque::new()),
         }
     }
 }

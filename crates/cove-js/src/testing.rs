@@ -8,7 +8,7 @@ use rquickjs::function::Opt;
 use rquickjs::{Array, Ctx, Exception, Function, Object, Value};
 
 use cove_caps::testkit::{self, Shown, Suite, TestCall};
-use cove_core::{AppFiles, Engine, Exchange, Flow, HandlerId, ScriptError};
+use cove_core::{AppFiles, Engine, Exchange, Flow, HandlerId, JobOutput, ScriptError};
 use serde_json::Value as Json;
 
 use crate::engine::{drain_jobs, run_entry, settle, ReqState};
@@ -44,6 +44,14 @@ impl Engine for InCtx<'_, '_> {
         st: &mut ReqState,
     ) -> Result<Flow, ScriptError> {
         self.engine.call_in(&self.ctx, id, ex, st)
+    }
+    fn resume(
+        &self,
+        out: JobOutput,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+    ) -> Result<Flow, ScriptError> {
+        self.engine.resume_with(&self.ctx, out, ex, st)
     }
 }
 
@@ -81,7 +89,7 @@ pub fn run_suite(app: JsApp, files: &AppFiles, test_files: &[String], suite: &mu
                 let case = case.and_then(|c| Ok((c.get::<String>(0)?, c.get::<Function>(1)?)));
                 match case {
                     Ok((name, f)) => {
-                        let outcome = run_case(&ctx, &f, &budget);
+                        let outcome = run_case(&ctx, &app.engine, &f, &budget);
                         suite.case(&name, outcome);
                     }
                     Err(e) => suite.case("(unnamed)", Err(describe(&ctx, e, &budget))),
@@ -94,12 +102,15 @@ pub fn run_suite(app: JsApp, files: &AppFiles, test_files: &[String], suite: &mu
 /// Call a case; a returned promise is awaited.
 fn run_case<'js>(
     ctx: &Ctx<'js>,
+    engine: &JsEngine,
     f: &Function<'js>,
     budget: &crate::vm::Budget,
 ) -> Result<(), String> {
     budget.reset();
     let ret: Value = f.call(()).map_err(|e| describe(ctx, e, budget))?;
     drain_jobs(ctx);
+    // Awaited blocking work (crypto …Async) runs inline in tests.
+    engine.run_orphans(ctx);
     if let Some(p) = ret.as_promise() {
         settle(ctx, p, budget, "the test")?;
     }

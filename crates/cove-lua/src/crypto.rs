@@ -1,11 +1,12 @@
 //! The `crypto` global: every function of cove-caps' crypto table under its
-//! Lua name, converting arguments and results only.
+//! Lua name, converting arguments and results only. Slow functions (PBKDF2)
+//! are wrapped so a handler can suspend on them (suspend.rs).
 
 use mlua::{Lua, MultiValue, Value};
 
 use cove_caps::crypto::{Arg, ArgValue, CryptoFn, Out, FUNCTIONS};
 
-fn args_of(f: &CryptoFn, args: &MultiValue) -> mlua::Result<Vec<ArgValue>> {
+pub(crate) fn args_of(f: &CryptoFn, args: &MultiValue) -> mlua::Result<Vec<ArgValue>> {
     f.args
         .iter()
         .enumerate()
@@ -34,7 +35,7 @@ fn args_of(f: &CryptoFn, args: &MultiValue) -> mlua::Result<Vec<ArgValue>> {
         .collect()
 }
 
-fn to_lua(lua: &Lua, out: Out) -> mlua::Result<MultiValue> {
+pub(crate) fn to_lua(lua: &Lua, out: Out) -> mlua::Result<MultiValue> {
     let one = |v: Value| Ok(MultiValue::from_iter([v]));
     match out {
         Out::Str(s) => one(Value::String(lua.create_string(&s)?)),
@@ -57,6 +58,11 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
                 .map_err(|e| mlua::Error::runtime(format!("crypto.{}: {e}", f.lua)))?;
             to_lua(lua, out)
         })?;
+        let func = if f.slow {
+            crate::suspend::wrap(lua, func, f.lua)?
+        } else {
+            func
+        };
         t.raw_set(f.lua, func)?;
     }
     lua.globals().raw_set("crypto", t)

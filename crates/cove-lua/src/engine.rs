@@ -6,13 +6,14 @@ use mlua::{Function, Lua, Table, Value};
 
 use cove_caps::{Csp, Registered};
 use cove_core::{
-    log, Engine, Exchange, Flow, HandlerId, ScriptApp, ScriptConfig, ScriptError, Target,
+    log, Engine, Exchange, Flow, HandlerId, JobOutput, ScriptApp, ScriptConfig, ScriptError, Target,
 };
 use cove_db::Db;
 
 use crate::app_api::{self, AppState};
 use crate::error::describe;
 use crate::request;
+use crate::suspend::{self, Run};
 use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
 use crate::{db, globals, require, stack};
 
@@ -42,12 +43,15 @@ pub struct ReqState {
     has_body: bool,
     /// The latest write group this request's statements ran in.
     touched: Option<u64>,
+    /// The handler's coroutine while it waits on a job (suspend.rs).
+    suspended: Option<mlua::Thread>,
 }
 
 /// Install the globals and run the prelude; returns its dispatcher.
 fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     globals::install_time(lua)?;
     globals::install_log(lua)?;
+    crate::suspend::install(lua)?;
     crate::crypto::install(lua)?;
     app_api::install(lua)?;
     let raw = lua.create_table()?;
@@ -156,35 +160,75 @@ impl Engine for LuaEngine {
         ex: &mut Exchange,
         st: &mut ReqState,
     ) -> Result<Flow, ScriptError> {
-        let err = |e: mlua::Error| ScriptError {
-            message: describe(&e),
-        };
         let handler = self.handlers.get(id as usize).ok_or_else(|| ScriptError {
             message: format!("no handler {id}"),
         })?;
         let lua = &self.lua;
         if let Some(t) = &st.table {
             if !st.has_body && ex.req.body.is_some() {
-                unlimited(lua, || t.raw_set("body", request::body(lua, &ex.req)?)).map_err(err)?;
+                unlimited(lua, || t.raw_set("body", request::body(lua, &ex.req)?)).map_err(
+                    |e| ScriptError {
+                        message: describe(&e),
+                    },
+                )?;
             }
         }
         st.has_body = ex.req.body.is_some();
-        crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
-        // A route's params go into the new req at once; the rest is lent to
-        // the lazy fields for the duration of the call.
-        let params = std::mem::take(&mut ex.req.params);
-        request::begin(&mut ex.req);
         self.budget.reset();
         // The route handler is the last call of a request: nothing reuses req.
         let keep = !matches!(&ex.plan.target, Target::Route { handler, .. } if *handler == id);
-        let new = st.table.is_none().then(|| stack::NewReq {
-            method: &ex.req.method,
-            path: &ex.req.path,
-            body: ex.req.body.as_deref(),
-            params: &params,
+        let params = std::mem::take(&mut ex.req.params);
+        let slow = suspend::is_slow(lua, id);
+        let outcome = self.lend(ex, st, Some(id), |ex, st| {
+            let new = st.table.is_none().then(|| stack::NewReq {
+                method: &ex.req.method,
+                path: &ex.req.path,
+                body: ex.req.body.as_deref(),
+                params: &params,
+            });
+            if slow {
+                let args = stack::dispatch_args(lua, keep, handler, st.table.as_ref(), new)?;
+                suspend::start(lua, &self.dispatch, args)
+            } else {
+                stack::dispatch(lua, &self.dispatch, keep, handler, st.table.as_ref(), new)
+                    .map(|(flow, req)| Run::Done(flow, req))
+            }
         });
-        let result = stack::dispatch(lua, &self.dispatch, keep, handler, st.table.as_ref(), new);
         ex.req.params = params;
+        self.settle(outcome, ex, st)
+    }
+
+    fn resume(
+        &self,
+        output: JobOutput,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+    ) -> Result<Flow, ScriptError> {
+        let thread = st.suspended.take().ok_or_else(|| ScriptError {
+            message: "resumed a call that was not suspended".into(),
+        })?;
+        let outcome = self.lend(ex, st, None, |_, _| {
+            suspend::resume(&self.lua, thread, output)
+        });
+        self.settle(outcome, ex, st)
+    }
+}
+
+impl LuaEngine {
+    /// Lend the response and the request's lazy fields to the script for
+    /// `f`, then take them back and close any transaction it left open.
+    fn lend<R>(
+        &self,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+        id: Option<HandlerId>,
+        f: impl FnOnce(&mut Exchange, &mut ReqState) -> R,
+    ) -> R {
+        crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
+        request::begin(&mut ex.req);
+        suspend::set_handler(&self.lua, id);
+        let result = f(ex, st);
+        suspend::set_handler(&self.lua, None);
         request::end(&mut ex.req);
         if let Some(res) = crate::native::end() {
             ex.res = res;
@@ -192,10 +236,32 @@ impl Engine for LuaEngine {
         if self.with_db(|db| db.finish_call(&mut st.touched)) == Some(true) {
             log::warn("rolled back a transaction the script left open");
         }
-        let (flow, req) = result.map_err(err)?;
-        if req.is_some() {
-            st.table = req;
+        result
+    }
+
+    /// A finished call gives its flow (and keeps the new `req`); a
+    /// suspended one hands its job to the pipeline.
+    fn settle(
+        &self,
+        outcome: mlua::Result<Run>,
+        ex: &mut Exchange,
+        st: &mut ReqState,
+    ) -> Result<Flow, ScriptError> {
+        let err = |e: mlua::Error| ScriptError {
+            message: describe(&e),
+        };
+        match outcome.map_err(err)? {
+            Run::Done(flow, req) => {
+                if req.is_some() {
+                    st.table = req;
+                }
+                Ok(flow_of(&flow))
+            }
+            Run::Wait(job, thread) => {
+                st.suspended = Some(thread);
+                ex.pending = Some(job);
+                Ok(Flow::Continue)
+            }
         }
-        Ok(flow_of(&flow))
     }
 }

@@ -13,6 +13,7 @@ mod native;
 mod request;
 mod require;
 mod stack;
+mod suspend;
 pub mod testing;
 mod vm;
 

@@ -337,6 +337,39 @@ pub(crate) struct NewReq<'a> {
     pub(crate) params: &'a [(String, String)],
 }
 
+/// The dispatcher's arguments as values, for running it as a coroutine
+/// (the slow path of suspend.rs; [`dispatch`] pushes them directly).
+pub(crate) fn dispatch_args(
+    lua: &mlua::Lua,
+    keep: bool,
+    handler: &mlua::Function,
+    req: Option<&Table>,
+    new: Option<NewReq<'_>>,
+) -> mlua::Result<mlua::MultiValue> {
+    let mut args = mlua::MultiValue::new();
+    args.push_back(Value::Boolean(keep));
+    args.push_back(Value::Function(handler.clone()));
+    args.push_back(req.map_or(Value::Nil, |t| Value::Table(t.clone())));
+    if let Some(new) = new {
+        args.push_back(Value::String(lua.create_string(new.method)?));
+        args.push_back(Value::String(lua.create_string(new.path)?));
+        args.push_back(match new.body {
+            Some(b) => Value::String(lua.create_string(b)?),
+            None => Value::Nil,
+        });
+        args.push_back(if new.params.is_empty() {
+            Value::Nil
+        } else {
+            let t = lua.create_table_with_capacity(0, new.params.len())?;
+            for (k, v) in new.params {
+                t.raw_set(k.as_str(), v.as_str())?;
+            }
+            Value::Table(t)
+        });
+    }
+    Ok(args)
+}
+
 /// Call the prelude's dispatcher: `dispatch(keep, handler, req)` for a
 /// request that already has its table, `dispatch(keep, handler, nil, method,
 /// path, body, params)` for a new one. The strings and the params table are

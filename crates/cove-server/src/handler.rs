@@ -12,7 +12,7 @@ use hyper::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use hyper::http::request::Parts;
 use tokio::sync::Notify;
 
-use cove_core::{log, run_main, run_pre, App, Engine, Exchange, Flow, Target};
+use cove_core::{log, run_main, run_pre, App, Engine, Exchange, Flow, Step, Target};
 
 use crate::convert::{closing, request_head, to_http, HttpResponse};
 
@@ -107,6 +107,31 @@ async fn read_body(body: Incoming, max: usize) -> Result<Option<Bytes>, BodyErro
     }
 }
 
+/// Run a pipeline phase; while a script waits on blocking work (a password
+/// hash), the work runs on tokio's blocking pool and this worker serves its
+/// other connections.
+async fn drive<E: Engine>(
+    engine: &E,
+    ex: &mut Exchange,
+    st: &mut E::State,
+    run: fn(&E, &mut Exchange, &mut E::State) -> Step,
+) -> Flow {
+    loop {
+        match run(engine, ex, st) {
+            Step::Done(flow) => return flow,
+            Step::Wait(job) => {
+                let output = match tokio::task::spawn_blocking(move || job.run()).await {
+                    Ok(output) => output,
+                    // The job panicked: resume with something the engine
+                    // does not expect, which it reports as an error.
+                    Err(e) => Box::new(e.to_string()),
+                };
+                ex.resume = Some(output);
+            }
+        }
+    }
+}
+
 fn finish(ex: Exchange) -> HttpResponse {
     for err in &ex.errors {
         log::error(&format!("{} {}: {}", ex.req.method, ex.req.path, err));
@@ -129,7 +154,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         let mut ex = Exchange::new(head, plan);
         let mut state = Default::default();
         if !ex.plan.pre.is_empty() {
-            let flow = run_pre(engine, &mut ex, &mut state);
+            let flow = drive(engine, &mut ex, &mut state, run_pre).await;
             self.schedule_commit();
             if flow == Flow::Stop {
                 return self.respond(ex, &state).await;
@@ -142,7 +167,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
                 Err(BodyError::Broken) => return closing(400, "Bad Request"),
             }
         }
-        run_main(engine, &mut ex, &mut state);
+        drive(engine, &mut ex, &mut state, run_main).await;
         self.respond(ex, &state).await
     }
 }

@@ -1,0 +1,178 @@
+//! Suspending a Lua handler while slow work (a PBKDF2 hash) runs off the
+//! worker's thread, so the worker keeps serving its other connections.
+//!
+//! A handler runs as a plain call — no coroutine, nothing extra per request.
+//! The first time one calls a slow function it runs inline (stalling the
+//! worker, as Hull always does) and the handler is marked; from then on that
+//! handler runs as a coroutine, and the slow function yields a job to the
+//! engine instead of running. The engine hands the job to the server and
+//! resumes the coroutine with its result.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+
+use mlua::prelude::LuaThreadStatus as ThreadStatus;
+use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
+
+use cove_caps::crypto::{CryptoError, CryptoResult, FUNCTIONS};
+use cove_core::{HandlerId, Job, JobOutput};
+use cove_db::Db;
+
+/// Per-VM suspension state, kept in the Lua app data.
+pub(crate) struct Suspend {
+    /// The coroutine of the handler running now, if it runs as one.
+    running: RefCell<Option<Thread>>,
+    /// The handler (or middleware) being called.
+    handler: Cell<Option<HandlerId>>,
+    /// Handlers that called a slow function: they run as coroutines.
+    slow: RefCell<HashSet<HandlerId>>,
+    /// Yielded first by slow functions, so other yields are told apart.
+    marker: Table,
+}
+
+/// How a call ended: finished with the dispatcher's results, or waiting.
+pub(crate) enum Run {
+    /// The dispatcher's `flow, req`.
+    Done(Value, Option<Table>),
+    Wait(Job, Thread),
+}
+
+/// The wrapper around a slow function: yield a job when running as a
+/// suspendable handler, else mark the handler and run inline.
+const WRAPPER: &str = r#"
+local raw, can_suspend, mark_slow, yield, marker, name = ...
+return function(...)
+  if can_suspend() then
+    local ok, a, b = yield(marker, name, ...)
+    if ok then return a, b end
+    error(a, 2)
+  end
+  mark_slow()
+  return raw(...)
+end
+"#;
+
+pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
+    let marker = lua.create_table()?;
+    lua.set_app_data(Suspend {
+        running: RefCell::new(None),
+        handler: Cell::new(None),
+        slow: RefCell::new(HashSet::new()),
+        marker,
+    });
+    Ok(())
+}
+
+fn state(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, Suspend>> {
+    lua.app_data_ref::<Suspend>()
+        .ok_or_else(|| mlua::Error::runtime("suspension state missing"))
+}
+
+/// Wrap the Lua function `raw` (the slow crypto function `name`).
+pub(crate) fn wrap(lua: &Lua, raw: Function, name: &str) -> mlua::Result<Function> {
+    let can_suspend = lua.create_function(|lua, ()| {
+        let st = state(lua)?;
+        let inside = st.running.borrow().as_ref() == Some(&lua.current_thread());
+        // A suspended script must not hold a transaction other requests would see.
+        let in_batch = lua.app_data_ref::<Db>().is_some_and(|db| db.in_batch());
+        Ok(inside && !in_batch)
+    })?;
+    let mark_slow = lua.create_function(|lua, ()| {
+        let st = state(lua)?;
+        if let Some(id) = st.handler.get() {
+            st.slow.borrow_mut().insert(id);
+        }
+        Ok(())
+    })?;
+    let coroutine: Table = lua.globals().raw_get("coroutine")?;
+    let yield_fn: Function = coroutine.raw_get("yield")?;
+    let marker = state(lua)?.marker.clone();
+    lua.load(WRAPPER).set_name("=[cove]").call((
+        raw,
+        can_suspend,
+        mark_slow,
+        yield_fn,
+        marker,
+        name,
+    ))
+}
+
+/// Note which handler is being called (`None` after the call).
+pub(crate) fn set_handler(lua: &Lua, id: Option<HandlerId>) {
+    if let Some(st) = lua.app_data_ref::<Suspend>() {
+        st.handler.set(id);
+    }
+}
+
+pub(crate) fn is_slow(lua: &Lua, id: HandlerId) -> bool {
+    lua.app_data_ref::<Suspend>()
+        .is_some_and(|st| st.slow.borrow().contains(&id))
+}
+
+/// Start `dispatch(args)` as a coroutine.
+pub(crate) fn start(lua: &Lua, dispatch: &Function, args: MultiValue) -> mlua::Result<Run> {
+    let thread = lua.create_thread(dispatch.clone())?;
+    step(lua, thread, args)
+}
+
+/// Resume a suspended handler with its job's output.
+pub(crate) fn resume(lua: &Lua, thread: Thread, output: JobOutput) -> mlua::Result<Run> {
+    let args = match output.downcast::<CryptoResult>() {
+        Ok(result) => match *result {
+            Ok(out) => {
+                let mut values = crate::crypto::to_lua(lua, out)?;
+                values.push_front(Value::Boolean(true));
+                values
+            }
+            Err(e) => MultiValue::from_iter([
+                Value::Boolean(false),
+                Value::String(lua.create_string(e.to_string())?),
+            ]),
+        },
+        Err(_) => MultiValue::from_iter([
+            Value::Boolean(false),
+            Value::String(lua.create_string("the background job failed")?),
+        ]),
+    };
+    step(lua, thread, args)
+}
+
+fn step(lua: &Lua, thread: Thread, args: MultiValue) -> mlua::Result<Run> {
+    *state(lua)?.running.borrow_mut() = Some(thread.clone());
+    let result = thread.resume::<MultiValue>(args);
+    *state(lua)?.running.borrow_mut() = None;
+    let values = result?;
+    if thread.status() != ThreadStatus::Resumable {
+        let mut it = values.into_iter();
+        let flow = it.next().unwrap_or(Value::Nil);
+        let req = match it.next() {
+            Some(Value::Table(t)) => Some(t),
+            _ => None,
+        };
+        return Ok(Run::Done(flow, req));
+    }
+    let job = job_of(lua, values)?;
+    Ok(Run::Wait(job, thread))
+}
+
+/// The job a slow function yielded: `marker, name, args...`.
+fn job_of(lua: &Lua, values: MultiValue) -> mlua::Result<Job> {
+    let mut it = values.into_iter();
+    let marker = state(lua)?.marker.clone();
+    match (it.next(), it.next()) {
+        (Some(Value::Table(t)), Some(Value::String(name))) if t == marker => {
+            let name = name.to_str()?.to_string();
+            let f = FUNCTIONS
+                .iter()
+                .find(|f| f.lua == name)
+                .ok_or_else(|| mlua::Error::runtime(format!("no slow function {name}")))?;
+            let args = crate::crypto::args_of(f, &it.collect())?;
+            Ok(Job::new(move || {
+                (f.run)(&args).map_err(|e| CryptoError(format!("crypto.{}: {e}", f.lua)))
+            }))
+        }
+        _ => Err(mlua::Error::runtime(
+            "attempt to yield from outside a coroutine (a handler cannot yield)",
+        )),
+    }
+}
