@@ -34,6 +34,7 @@ pub struct LuaEngine {
     /// The app's Content-Security-Policy for `res:html`.
     csp: Rc<Csp>,
     pub(crate) budget: Rc<Budget>,
+    suspend: Rc<suspend::Suspend>,
 }
 
 /// Per-request script state: the `req` table, shared by every call.
@@ -51,7 +52,6 @@ pub struct ReqState {
 fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     globals::install_time(lua)?;
     globals::install_log(lua)?;
-    crate::suspend::install(lua)?;
     crate::crypto::install(lua)?;
     app_api::install(lua)?;
     let raw = lua.create_table()?;
@@ -73,6 +73,7 @@ impl LuaEngine {
         db.set_group_commit(config.group_commit);
         lua.set_app_data(db);
         lua.set_app_data(AppState::new(config.files.clone()));
+        let suspend = suspend::install(&lua).map_err(|e| describe(&e))?;
         let dispatch = install(&lua, budget.clone()).map_err(|e| describe(&e))?;
 
         let display = config.display_name();
@@ -112,6 +113,7 @@ impl LuaEngine {
                 dispatch,
                 csp: Rc::new(csp),
                 budget,
+                suspend,
             },
         })
     }
@@ -178,7 +180,7 @@ impl Engine for LuaEngine {
         // The route handler is the last call of a request: nothing reuses req.
         let keep = !matches!(&ex.plan.target, Target::Route { handler, .. } if *handler == id);
         let params = std::mem::take(&mut ex.req.params);
-        let slow = suspend::is_slow(lua, id);
+        let slow = self.suspend.is_slow(id);
         let outcome = self.lend(ex, st, Some(id), |ex, st| {
             let new = st.table.is_none().then(|| stack::NewReq {
                 method: &ex.req.method,
@@ -226,9 +228,9 @@ impl LuaEngine {
     ) -> R {
         crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
         request::begin(&mut ex.req);
-        suspend::set_handler(&self.lua, id);
+        self.suspend.set_handler(id);
         let result = f(ex, st);
-        suspend::set_handler(&self.lua, None);
+        self.suspend.set_handler(None);
         request::end(&mut ex.req);
         if let Some(res) = crate::native::end() {
             ex.res = res;

@@ -9,7 +9,7 @@
 //! resumes the coroutine with its result.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::rc::Rc;
 
 use mlua::prelude::LuaThreadStatus as ThreadStatus;
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
@@ -24,8 +24,9 @@ pub(crate) struct Suspend {
     running: RefCell<Option<Thread>>,
     /// The handler (or middleware) being called.
     handler: Cell<Option<HandlerId>>,
-    /// Handlers that called a slow function: they run as coroutines.
-    slow: RefCell<HashSet<HandlerId>>,
+    /// By handler id: whether it called a slow function (it then runs as a
+    /// coroutine). Indexed, not hashed: this is read on every call.
+    slow: RefCell<Vec<bool>>,
     /// Yielded first by slow functions, so other yields are told apart.
     marker: Table,
 }
@@ -52,20 +53,48 @@ return function(...)
 end
 "#;
 
-pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
-    let marker = lua.create_table()?;
-    lua.set_app_data(Suspend {
+/// Create the state; the engine keeps one handle, the Lua callbacks another.
+pub(crate) fn install(lua: &Lua) -> mlua::Result<Rc<Suspend>> {
+    let st = Rc::new(Suspend {
         running: RefCell::new(None),
         handler: Cell::new(None),
-        slow: RefCell::new(HashSet::new()),
-        marker,
+        slow: RefCell::new(Vec::new()),
+        marker: lua.create_table()?,
     });
-    Ok(())
+    lua.set_app_data(st.clone());
+    Ok(st)
 }
 
-fn state(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, Suspend>> {
-    lua.app_data_ref::<Suspend>()
+fn state(lua: &Lua) -> mlua::Result<Rc<Suspend>> {
+    lua.app_data_ref::<Rc<Suspend>>()
+        .map(|st| st.clone())
         .ok_or_else(|| mlua::Error::runtime("suspension state missing"))
+}
+
+impl Suspend {
+    /// Note which handler is being called (`None` after the call).
+    pub(crate) fn set_handler(&self, id: Option<HandlerId>) {
+        self.handler.set(id);
+    }
+
+    pub(crate) fn is_slow(&self, id: HandlerId) -> bool {
+        self.slow
+            .borrow()
+            .get(id as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    fn mark_slow(&self) {
+        if let Some(id) = self.handler.get() {
+            let mut slow = self.slow.borrow_mut();
+            let i = id as usize;
+            if slow.len() <= i {
+                slow.resize(i + 1, false);
+            }
+            slow[i] = true;
+        }
+    }
 }
 
 /// Wrap the Lua function `raw` (the slow crypto function `name`).
@@ -78,10 +107,7 @@ pub(crate) fn wrap(lua: &Lua, raw: Function, name: &str) -> mlua::Result<Functio
         Ok(inside && !in_batch)
     })?;
     let mark_slow = lua.create_function(|lua, ()| {
-        let st = state(lua)?;
-        if let Some(id) = st.handler.get() {
-            st.slow.borrow_mut().insert(id);
-        }
+        state(lua)?.mark_slow();
         Ok(())
     })?;
     let coroutine: Table = lua.globals().raw_get("coroutine")?;
@@ -95,18 +121,6 @@ pub(crate) fn wrap(lua: &Lua, raw: Function, name: &str) -> mlua::Result<Functio
         marker,
         name,
     ))
-}
-
-/// Note which handler is being called (`None` after the call).
-pub(crate) fn set_handler(lua: &Lua, id: Option<HandlerId>) {
-    if let Some(st) = lua.app_data_ref::<Suspend>() {
-        st.handler.set(id);
-    }
-}
-
-pub(crate) fn is_slow(lua: &Lua, id: HandlerId) -> bool {
-    lua.app_data_ref::<Suspend>()
-        .is_some_and(|st| st.slow.borrow().contains(&id))
 }
 
 /// Start `dispatch(args)` as a coroutine.

@@ -6,6 +6,7 @@ mod util;
 mod build;
 mod cli;
 mod conformance;
+mod crypto;
 mod db;
 mod dev;
 mod examples;

@@ -1,0 +1,130 @@
+//! A password hash in flight must not stall the other requests of its
+//! worker (issue 6): on a one-worker server, a `/health` sent while a slow
+//! `/verify` runs is answered while `/verify` is still unanswered. The
+//! checks look at which response has arrived — never at absolute times. Each has a control that
+//! shows the stall the suspension removes, so the check can fail.
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::util::{build_request, Conn, Server};
+
+/// A stored hash of "hunter2" at Hull's 100,000 iterations (checked against
+/// Python's hashlib in cove-caps' unit tests).
+const STORED: &str = "pbkdf2:100000:000102030405060708090a0b0c0d0e0f:\
+844d6e092def956a3d2773e41d721bf2d95a1d8f524d970ca76cd20528a03679";
+
+fn app(ext: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/slowhash")
+        .join(format!("app.{ext}"))
+}
+
+fn ready(s: &TcpStream) -> bool {
+    matches!(s.peek(&mut [0u8; 1]), Ok(n) if n > 0)
+}
+
+/// Send a slow request (`slow_path`), then, while it runs, `/health`: true if
+/// `/health` was answered while the slow request was still unanswered.
+fn health_beats(server: &Server, slow_path: &str) -> bool {
+    let connect = || TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    let mut slow = connect();
+    let request = build_request("POST", slow_path, &[], Some(STORED.as_bytes()));
+    slow.write_all(&request).expect("send slow request");
+    // Give the worker time to pick it up (a PBKDF2 of 100k iterations takes
+    // far longer than this in the test build).
+    thread::sleep(Duration::from_millis(150));
+    let mut health = connect();
+    health
+        .write_all(&build_request("GET", "/health", &[], None))
+        .expect("send /health");
+    for s in [&slow, &health] {
+        s.set_nonblocking(true).expect("non-blocking");
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        // The slow one is looked at first: /health ready now means it was
+        // answered while the slow request was not.
+        let slow_ready = ready(&slow);
+        if ready(&health) {
+            return !slow_ready;
+        }
+        if slow_ready {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    panic!("neither request was answered:\n{}", server.log());
+}
+
+#[test]
+fn lua_handlers_suspend_on_slow_crypto() {
+    let server = Server::start(&app("lua"), &["--workers", "1"]);
+    // The first call of a handler runs its hash inline (as Hull does) and
+    // marks it; from then on it runs as a coroutine and suspends.
+    assert!(
+        !health_beats(&server, "/verify"),
+        "control: the first, inline hash stalls the worker"
+    );
+    assert!(
+        health_beats(&server, "/verify"),
+        "/health waited for the hash:\n{}",
+        server.log()
+    );
+    let mut conn = Conn::open(server.port);
+    let res = conn.request("POST", "/hash", &[], Some(b"pw"));
+    assert_eq!(res.json()["prefix"], "pbkdf2:100000:");
+    assert_eq!(res.json()["ok"], true);
+}
+
+#[test]
+fn js_awaited_crypto_does_not_stall() {
+    let server = Server::start(&app("js"), &["--workers", "1"]);
+    assert!(
+        health_beats(&server, "/verify"),
+        "/health waited for the hash:\n{}",
+        server.log()
+    );
+    assert!(
+        !health_beats(&server, "/verify-sync"),
+        "control: Hull's synchronous verifyPassword stalls the worker"
+    );
+    let mut conn = Conn::open(server.port);
+    let res = conn.request("POST", "/hash", &[], Some(b"pw"));
+    assert_eq!(res.json()["prefix"], "pbkdf2:100000:");
+    assert_eq!(res.json()["ok"], true);
+}
+
+#[test]
+fn a_resumed_lua_handler_keeps_errors_budget_and_batches() {
+    let server = Server::start(
+        &app("lua"),
+        &["--workers", "1", "--max-instructions", "1000000"],
+    );
+    let mut conn = Conn::open(server.port);
+    // Twice each: inline the first time, suspended the second.
+    for _ in 0..2 {
+        let res = conn.request("POST", "/then-error", &[], Some(STORED.as_bytes()));
+        assert_eq!(res.status, 500);
+        let res = conn.request("POST", "/then-loop", &[], Some(STORED.as_bytes()));
+        assert_eq!(res.status, 500);
+        let res = conn.request("POST", "/in-batch", &[], Some(STORED.as_bytes()));
+        assert_eq!(res.json()["ok"], true, "{}", res.text());
+    }
+    let log = server.log();
+    let line = crate::util::line_of(&app("lua"), "error(\"after the hash\")");
+    assert_eq!(
+        log.matches(&format!("app.lua:{line}: after the hash"))
+            .count(),
+        2,
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("instruction limit exceeded").count(),
+        2,
+        "{log}"
+    );
+}
