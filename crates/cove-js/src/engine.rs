@@ -95,6 +95,7 @@ fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<(Function<'
         objects.set(*name, obj?)?;
     }
     objects.set("crypto", crate::crypto::module(ctx, host)?)?;
+    objects.set("template", crate::template::module(ctx)?)?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
     Ok((out.get("dispatch")?, out.get("reqProto")?))

@@ -15,6 +15,7 @@ mod native;
 mod request;
 mod response;
 mod shapes;
+mod template;
 pub mod testing;
 mod vm;
 

@@ -15,6 +15,7 @@ pub(crate) const BUILTINS: &[(&str, &str)] = &[
     ("hull:env", "env"),
     ("hull:log", "log"),
     ("hull:crypto", "crypto"),
+    ("hull:template", "template"),
 ];
 
 const NATIVE: &str = "cove:native";
@@ -128,6 +129,9 @@ impl Loader for AppLoader {
     ) -> Result<Module<'js, rquickjs::module::Declared>> {
         if name == NATIVE {
             return Module::declare_def::<Native, _>(ctx.clone(), name);
+        }
+        if name == "hull:template" {
+            crate::template::prepare(ctx, &self.files);
         }
         if let Some((_, export)) = BUILTINS.iter().find(|(spec, _)| *spec == name) {
             let source = format!("export {{ {export} }} from \"{NATIVE}\";");

@@ -14,6 +14,7 @@ mod request;
 mod require;
 mod stack;
 mod suspend;
+mod template;
 pub mod testing;
 mod vm;
 

@@ -25,6 +25,9 @@ pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function
             cache.raw_set(name.as_str(), v.clone())?;
             return Ok((true, v));
         }
+        if name == crate::template::MODULE {
+            return Ok((true, crate::template::module(lua)?));
+        }
         if name == "hull.json" {
             let json: Value = lua.globals().raw_get("json")?;
             return Ok((true, json));

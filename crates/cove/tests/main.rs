@@ -21,4 +21,5 @@ mod routing;
 mod sandbox;
 mod scaffold;
 mod shutdown;
+mod templates;
 mod testing;

@@ -1,0 +1,198 @@
+//! Templates end to end (`hull.template` / `hull:template`): the same
+//! fixture app in Lua and JavaScript over real HTTP, errors in the 500 log
+//! line and at load, `cove dev` picking up an edited template, and a built
+//! executable rendering templates from its pack.
+
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::util::{fixture, line_of, run, Server};
+
+/// `tests/fixtures/<name>/`.
+fn fixture_dir(name: &str) -> std::path::PathBuf {
+    fixture(name).parent().expect("fixture dir").to_path_buf()
+}
+
+const PAGE: &str = "<title>HELLO &lt;YOU&gt;</title>
+<nav><a href=\"/\" class=\"on\">Home</a> | <a href=\"/about\">About</a></nav>
+
+<main><p>1. pen</p>
+<p>2. desk (big)</p>
+no note <b>b</b> &lt;b&gt;b&lt;/b&gt; [3]</main>
+";
+
+fn app(ext: &str) -> std::path::PathBuf {
+    fixture_dir("templates").join(format!("app.{ext}"))
+}
+
+fn renders_pages(ext: &str) {
+    let s = Server::start(&app(ext), &[]);
+    let r = s.get("/page");
+    assert_eq!(r.status, 200, "{}", s.log());
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    // Multi-level extends (home → layout → base): the page's blocks win
+    // over the layout's; newlines after tags are kept.
+    assert_eq!(r.text(), PAGE);
+    let r = s.get("/compiled");
+    assert_eq!(
+        r.text(),
+        "<nav><a href=\"/\">Home</a> | <a href=\"/about\" class=\"on\">About</a></nav>\n"
+    );
+    let r = s.get("/missing");
+    assert_eq!(
+        r.json()["err"],
+        "template.render: template not found: nope.html (templates/nope.html: no such file)"
+    );
+}
+
+#[test]
+fn lua_renders_pages() {
+    renders_pages("lua");
+}
+
+#[test]
+fn js_renders_pages() {
+    renders_pages("js");
+}
+
+#[test]
+fn runtimes_differ_where_their_apps_expect_it() {
+    let lua = Server::start(&app("lua"), &[]);
+    let js = Server::start(&app("js"), &[]);
+    // Lua prints floats as tostring does; JS as String(n).
+    assert_eq!(lua.get("/string").text(), "x+2=2.0");
+    assert_eq!(js.get("/string").text(), "x+2=2");
+    // 0 and "" are true in Lua, false in JS; Lua's pairs are sorted, JS
+    // objects keep insertion order.
+    assert_eq!(lua.get("/truthy").text(), "0Ea=1;b=2;c=3;");
+    assert_eq!(js.get("/truthy").text(), "b=2;a=1;c=3;");
+}
+
+fn error_names_template_position(ext: &str) {
+    let s = Server::start(&app(ext), &[]);
+    let r = s.get("/bad");
+    assert_eq!(r.status, 500);
+    assert_eq!(r.text(), "Internal Server Error");
+    let line = line_of(&app(ext), "BAD_LINE");
+    let want = format!(
+        "app.{ext}:{line}: template.render: templates/pages/bad.html:2:14: unknown filter \"uper\""
+    );
+    s.wait_for_log(&want);
+}
+
+#[test]
+fn lua_error_names_template_position() {
+    error_names_template_position("lua");
+}
+
+#[test]
+fn js_error_names_template_position() {
+    error_names_template_position("js");
+}
+
+#[test]
+fn broken_template_at_load_stops_the_app() {
+    for ext in ["lua", "js"] {
+        let app = fixture_dir("templates_load_error").join(format!("app.{ext}"));
+        let log = match Server::try_start(&app, &[]) {
+            Ok(s) => panic!("started:\n{}", s.log()),
+            Err(log) => log,
+        };
+        let line = line_of(&app, "LOAD_LINE");
+        assert!(
+            log.contains(&format!(
+                "app.{ext}:{line}: template.render: templates/broken.html:2:1: {{% if %}} is never closed: add {{% end %}}"
+            )),
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn clear_cache_is_callable() {
+    for ext in ["lua", "js"] {
+        let s = Server::start(&app(ext), &["--workers", "1"]);
+        assert_eq!(s.get("/page").text(), PAGE);
+        assert_eq!(s.get("/clear").text(), "cleared");
+        assert_eq!(s.get("/page").text(), PAGE);
+    }
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// `cove dev` builds new VMs on any change, and with them new template
+/// caches: an edited template shows without a restart.
+#[test]
+fn dev_picks_up_an_edited_template() {
+    for (file, src) in [
+        (
+            "app.lua",
+            r#"local t = require("hull.template")
+app.get("/", function(req, res) res:html(t.render("page.html", { n = 1 })) end)"#,
+        ),
+        (
+            "app.js",
+            r#"import { app } from "hull:app";
+import { template } from "hull:template";
+app.get("/", (req, res) => res.html(template.render("page.html", { n: 1 })));"#,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), file, src);
+        write(dir.path(), "templates/page.html", "one {{ n }}");
+        let s = Server::start(dir.path(), &["dev"]);
+        assert_eq!(s.get("/").text(), "one 1");
+        write(dir.path(), "templates/page.html", "two {{ n }}");
+        let start = Instant::now();
+        loop {
+            let body = s.get("/").text();
+            if body == "two 1" {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "still {body:?}\n{}",
+                s.log()
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A built executable reads its templates from the pack.
+#[test]
+fn built_executable_renders_from_its_pack() {
+    for ext in ["lua", "js"] {
+        let src = tempfile::tempdir().unwrap();
+        let app_dir = src.path().join("site");
+        let from = fixture_dir("templates");
+        for rel in [
+            format!("app.{ext}"),
+            "templates/base.html".into(),
+            "templates/layout.html".into(),
+            "templates/pages/home.html".into(),
+            "templates/pages/bad.html".into(),
+            "templates/partials/nav.html".into(),
+        ] {
+            let text = std::fs::read_to_string(from.join(&rel)).unwrap();
+            write(&app_dir, &rel, &text);
+        }
+        let out = tempfile::tempdir().unwrap();
+        let exe = out.path().join("site");
+        let exit = run(&[
+            "build",
+            "-o",
+            exe.to_str().unwrap(),
+            app_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(exit.code, Some(0), "{}", exit.stderr);
+        drop(src);
+        let s = Server::start_exe(&exe, &[]).unwrap_or_else(|log| panic!("{log}"));
+        assert_eq!(s.get("/page").text(), PAGE);
+    }
+}
