@@ -196,3 +196,55 @@ fn built_executable_renders_from_its_pack() {
         assert_eq!(s.get("/page").text(), PAGE);
     }
 }
+
+fn example_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/templates")
+}
+
+/// `cove test examples/templates` runs both suites and passes.
+#[test]
+fn example_suites_pass() {
+    let dir = example_dir();
+    let exit = run(&["test", dir.to_str().unwrap()]);
+    assert_eq!(exit.code, Some(0), "{}{}", exit.stdout, exit.stderr);
+    assert!(
+        exit.stdout.contains("--- tests/test_app.lua ---"),
+        "{}",
+        exit.stdout
+    );
+    assert!(
+        exit.stdout.contains("--- tests/test_app.js ---"),
+        "{}",
+        exit.stdout
+    );
+    assert_eq!(
+        exit.stdout.matches("5/5 tests passed").count(),
+        2,
+        "{}",
+        exit.stdout
+    );
+}
+
+/// The example serves the same pages from both files, linking its CSS.
+#[test]
+fn example_pages_match_across_runtimes() {
+    let dir = example_dir();
+    assert!(dir.join("static/style.css").is_file());
+    let lua = Server::start(&dir.join("app.lua"), &[]);
+    let js = Server::start(&dir.join("app.js"), &[]);
+    for path in ["/about"] {
+        let (a, b) = (lua.get(path), js.get(path));
+        assert_eq!((a.status, b.status), (200, 200));
+        assert_eq!(a.text(), b.text(), "{path}");
+    }
+    let home = lua.get("/").text();
+    assert!(home.contains("href=\"/static/style.css\""), "{home}");
+    // Only the JSON key order differs (sorted in Lua, insertion order in JS).
+    let strip = |s: String| {
+        s.lines()
+            .filter(|l| !l.contains("<script>"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(home), strip(js.get("/").text()));
+}
