@@ -239,3 +239,20 @@ app.get("/crypto/fresh", (req, res) => {
 });
 app.get("/crypto/bad-nonce", (req, res) => res.text(crypto.secretbox("x", "00", KEY)));
 app.get("/crypto/bad-random", (req, res) => res.text(crypto.random(0)));
+
+// ---- templates (Hull §7) ----------------------------------------------------
+import { template } from "hull:template";
+app.get("/tpl/page", (req, res) => {
+  res.html(template.render("conf/page.html", {
+    title: "  Conf  ",
+    html: "<i>&</i>",
+    items: [{ name: "a", n: 12 }, { name: "b", n: 0 }, { name: "c", n: 3 }],
+  }));
+});
+app.get("/tpl/string", (req, res) => {
+  res.text(template.renderString(
+    "{{ \"{{ x }}\" }}|{% if a == 1 and (b != 'x' or c) %}yes{% end %}|{{ s | length }}|{{ n }}|{{- ' t ' -}}|",
+    { a: 1, b: "y", s: "hello", n: 42 }));
+});
+app.get("/tpl/bad", (req, res) => res.html(template.render("conf/bad.html", {})));
+app.get("/tpl/missing", (req, res) => res.html(template.render("conf/nope.html", {})));

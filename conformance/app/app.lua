@@ -235,3 +235,24 @@ end)
 app.get("/crypto/bad-random", function(req, res)
   res:text(crypto.random(0))
 end)
+
+-- templates (Hull §7) ----------------------------------------------------------
+local template = require("hull.template")
+app.get("/tpl/page", function(req, res)
+  res:html(template.render("conf/page.html", {
+    title = "  Conf  ",
+    html = "<i>&</i>",
+    items = { { name = "a", n = 12 }, { name = "b", n = 0 }, { name = "c", n = 3 } },
+  }))
+end)
+app.get("/tpl/string", function(req, res)
+  res:text(template.render_string(
+    "{{ \"{{ x }}\" }}|{% if a == 1 and (b != 'x' or c) %}yes{% end %}|{{ s | length }}|{{ n }}|{{- ' t ' -}}|",
+    { a = 1, b = "y", s = "hello", n = 42 }))
+end)
+app.get("/tpl/bad", function(req, res)
+  res:html(template.render("conf/bad.html", {}))
+end)
+app.get("/tpl/missing", function(req, res)
+  res:html(template.render("conf/nope.html", {}))
+end)
