@@ -124,8 +124,18 @@ fn run<'js>(
     match (result, error) {
         (_, Some(e)) => Err(throw(ctx, &format!("template.{api}: {}: {e}", t.file()))),
         (Ok(out), None) => {
-            let text = String::from_utf8_lossy(&out);
-            rquickjs::String::from_str(ctx.clone(), &text)
+            // QuickJS decodes the UTF-8 itself (invalid bytes become U+FFFD);
+            // a second check on the Rust side cost ~6 instructions a byte.
+            // SAFETY: a new string from a byte buffer; an exception is checked.
+            let v = unsafe { qjs::JS_NewStringLen(raw, out.as_ptr().cast(), out.len() as _) };
+            // SAFETY: reading the tag of the value just returned.
+            if unsafe { qjs::JS_VALUE_GET_TAG(v) } == qjs::JS_TAG_EXCEPTION {
+                return Err(rquickjs::Error::Exception);
+            }
+            // SAFETY: the String takes over the new reference.
+            Ok(unsafe { Value::from_raw(ctx.clone(), v) }
+                .into_string()
+                .ok_or_else(|| throw(ctx, "template: output is not a string"))?)
         }
         (Err(e), None) => Err(throw(ctx, &format!("template.{api}: {e}"))),
     }
@@ -144,8 +154,13 @@ impl JsVal {
     }
 
     fn dup(raw: *mut qjs::JSContext, v: qjs::JSValue) -> JsVal {
-        // SAFETY: adding a reference to a live value.
-        JsVal::own(raw, unsafe { qjs::JS_DupValue(raw, v) })
+        let v = if counted(v) {
+            // SAFETY: adding a reference to a live value.
+            unsafe { qjs::JS_DupValue(raw, v) }
+        } else {
+            v
+        };
+        JsVal::own(raw, v)
     }
 
     fn tag(&self) -> i32 {
@@ -167,9 +182,18 @@ impl Clone for JsVal {
 
 impl Drop for JsVal {
     fn drop(&mut self) {
-        // SAFETY: each JsVal owns exactly one reference.
-        unsafe { qjs::JS_FreeValue(self.raw, self.v) }
+        if counted(self.v) {
+            // SAFETY: each JsVal owns exactly one reference.
+            unsafe { qjs::JS_FreeValue(self.raw, self.v) }
+        }
     }
+}
+
+/// Only values with a negative tag (strings, objects, …) are reference
+/// counted; numbers, booleans, null and undefined skip the C calls.
+fn counted(v: qjs::JSValue) -> bool {
+    // SAFETY: reading the tag of a live value.
+    unsafe { qjs::JS_VALUE_GET_TAG(v) < 0 }
 }
 
 struct JsHost<'a, 'js> {

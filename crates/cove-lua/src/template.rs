@@ -175,6 +175,8 @@ fn run(lua: &Lua, t: &Template, data: Value, api: &str) -> mlua::Result<Outcome>
                 data: top - 1,
                 keys: top,
                 ready,
+                top,
+                room: top,
             };
             result = render(t, &mut host);
             ffi::lua_settop(state, top);
@@ -187,11 +189,15 @@ fn run(lua: &Lua, t: &Template, data: Value, api: &str) -> mlua::Result<Outcome>
 }
 
 /// Values are stack slots; slot 0 stands for a nil that has no slot.
+/// The host keeps its own count of the stack top and of the room it made,
+/// so marks, releases and most pushes need no call into Lua to check.
 struct LuaHost {
     state: *mut ffi::lua_State,
     data: c_int,
     keys: c_int,
     ready: usize,
+    top: c_int,
+    room: c_int,
 }
 
 const NIL: c_int = 0;
@@ -202,16 +208,28 @@ impl LuaHost {
         v != NIL && unsafe { ffi::lua_type(self.state, v) } == ffi::LUA_TTABLE
     }
 
-    /// The value just pushed, as a slot (or NIL, popped, if it is nil).
-    fn top_slot(&mut self) -> c_int {
-        // SAFETY: reading and popping the value this host just pushed.
-        unsafe {
-            if ffi::lua_type(self.state, -1) == ffi::LUA_TNIL {
-                ffi::lua_settop(self.state, -2);
-                NIL
-            } else {
-                ffi::lua_gettop(self.state)
-            }
+    /// Make room for `n` more slots (in steps, so most calls are a compare).
+    fn reserve(&mut self, n: c_int) -> bool {
+        if self.top + n <= self.room {
+            return true;
+        }
+        // SAFETY: growing the stack reports failure instead of raising.
+        if unsafe { ffi::lua_checkstack(self.state, n + 32) } == 0 {
+            return false;
+        }
+        self.room = self.top + n + 32;
+        true
+    }
+
+    /// The value of type `ty` just pushed, as a slot (NIL, popped, if nil).
+    fn pushed(&mut self, ty: c_int) -> c_int {
+        if ty == ffi::LUA_TNIL {
+            // SAFETY: popping the nil this host just pushed.
+            unsafe { ffi::lua_settop(self.state, self.top) };
+            NIL
+        } else {
+            self.top += 1;
+            self.top
         }
     }
 
@@ -246,18 +264,18 @@ impl Host for LuaHost {
         // SAFETY: the key is a string already in `keys` (or, past the
         // interner's bound, pushed here: a short string), and `lua_rawget`
         // calls no metamethod.
-        unsafe {
-            if ffi::lua_checkstack(self.state, 2) == 0 {
-                return NIL;
-            }
+        if !self.reserve(1) {
+            return NIL;
+        }
+        let ty = unsafe {
             if (key.id as usize) < self.ready {
                 ffi::lua_rawgeti(self.state, self.keys, key.id as ffi::lua_Integer + 1);
             } else {
                 ffi::lua_pushlstring(self.state, key.name.as_ptr().cast(), key.name.len());
             }
-            ffi::lua_rawget(self.state, *obj);
-        }
-        self.top_slot()
+            ffi::lua_rawget(self.state, *obj)
+        };
+        self.pushed(ty)
     }
 
     fn shape(&mut self, v: &c_int) -> Shape<'_> {
@@ -290,11 +308,11 @@ impl Host for LuaHost {
         }
         // `ipairs`: up to the first nil.
         let mut n = 0;
+        if !self.reserve(1) {
+            return Err("Lua stack exhausted".into());
+        }
         // SAFETY: raw integer reads, each popped at once.
         unsafe {
-            if ffi::lua_checkstack(self.state, 1) == 0 {
-                return Err("Lua stack exhausted".into());
-            }
             while ffi::lua_rawgeti(self.state, *v, n as ffi::lua_Integer + 1) != ffi::LUA_TNIL {
                 ffi::lua_settop(self.state, -2);
                 n += 1;
@@ -305,14 +323,12 @@ impl Host for LuaHost {
     }
 
     fn item(&mut self, v: &c_int, i: usize) -> c_int {
-        // SAFETY: a raw integer read from a table.
-        unsafe {
-            if ffi::lua_checkstack(self.state, 1) == 0 {
-                return NIL;
-            }
-            ffi::lua_rawgeti(self.state, *v, i as ffi::lua_Integer + 1);
+        if !self.reserve(1) {
+            return NIL;
         }
-        self.top_slot()
+        // SAFETY: a raw integer read from a table.
+        let ty = unsafe { ffi::lua_rawgeti(self.state, *v, i as ffi::lua_Integer + 1) };
+        self.pushed(ty)
     }
 
     fn entries(&mut self, v: &c_int) -> Result<Vec<(ItemKey, c_int)>, String> {
@@ -348,6 +364,8 @@ impl Host for LuaHost {
                 }
                 ffi::lua_pushvalue(state, value - 1);
             }
+            self.top = ffi::lua_gettop(state);
+            self.room = self.top;
         }
         // `pairs` has no order; integer keys ascending, then names sorted,
         // so a page renders the same on every worker and every run.
@@ -388,12 +406,15 @@ impl Host for LuaHost {
     }
 
     fn mark(&mut self) -> usize {
-        // SAFETY: reading the stack top.
-        unsafe { ffi::lua_gettop(self.state) as usize }
+        self.top as usize
     }
 
     fn release(&mut self, mark: usize) {
-        // SAFETY: popping plain values this host pushed above `mark`.
-        unsafe { ffi::lua_settop(self.state, mark as c_int) }
+        let mark = mark as c_int;
+        if mark != self.top {
+            // SAFETY: popping plain values this host pushed above `mark`.
+            unsafe { ffi::lua_settop(self.state, mark) };
+            self.top = mark;
+        }
     }
 }

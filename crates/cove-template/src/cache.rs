@@ -76,6 +76,8 @@ pub struct Template {
     pub(crate) includes: Vec<Rc<Template>>,
     pub(crate) parent: Option<Rc<Template>>,
     pub(crate) limits: Limits,
+    /// The size of the last output, to size the next one's buffer at once.
+    pub(crate) last_len: std::cell::Cell<usize>,
 }
 
 impl Template {
@@ -211,6 +213,7 @@ impl Templates {
             includes,
             parent,
             limits: self.limits,
+            last_len: std::cell::Cell::new(0),
         })
     }
 

@@ -4,10 +4,10 @@ use std::borrow::Cow;
 
 use crate::ast::{Expr, Filter};
 use crate::cache::Template;
-use crate::error::{Error, ErrorKind};
+use crate::error::ErrorKind;
 use crate::format;
 use crate::host::{Flavor, Host, Shape};
-use crate::render::{Renderer, Val};
+use crate::render::{Renderer, Res, Val};
 
 impl<'t, H: Host> Renderer<'t, '_, H> {
     pub(crate) fn filter(
@@ -17,7 +17,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         v: Val<'t, H::Value>,
         arg: Option<&'t Expr>,
         pos: u32,
-    ) -> Result<Val<'t, H::Value>, Error> {
+    ) -> Res<Val<'t, H::Value>> {
         let flavor = self.flavor;
         Ok(match filter {
             Filter::Raw => v,
@@ -112,17 +112,24 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
 }
 
 /// Lua's `string.upper` changes ASCII letters only; JS's `toUpperCase` all.
-fn upper(text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
+fn upper(mut text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
     match flavor {
-        Flavor::Lua => text.to_ascii_uppercase(),
-        Flavor::Js => String::from_utf8_lossy(&text).to_uppercase().into_bytes(),
+        // For ASCII text both runtimes agree, and it changes in place.
+        _ if flavor == Flavor::Lua || text.is_ascii() => {
+            text.make_ascii_uppercase();
+            text
+        }
+        _ => String::from_utf8_lossy(&text).to_uppercase().into_bytes(),
     }
 }
 
-fn lower(text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
+fn lower(mut text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
     match flavor {
-        Flavor::Lua => text.to_ascii_lowercase(),
-        Flavor::Js => String::from_utf8_lossy(&text).to_lowercase().into_bytes(),
+        _ if flavor == Flavor::Lua || text.is_ascii() => {
+            text.make_ascii_lowercase();
+            text
+        }
+        _ => String::from_utf8_lossy(&text).to_lowercase().into_bytes(),
     }
 }
 

@@ -15,6 +15,10 @@ use crate::format;
 use crate::host::{Flavor, Host, ItemKey, Shape};
 use crate::names::{Key, LOOP};
 
+/// Errors are boxed inside the renderer: a `Result` the size of a pointer
+/// is returned in registers on every node.
+pub(crate) type Res<T> = Result<T, Box<Error>>;
+
 /// A value during rendering: the host's, or one the renderer made.
 #[derive(Clone)]
 pub(crate) enum Val<'t, V> {
@@ -50,7 +54,7 @@ pub fn render<H: Host>(t: &Template, host: &mut H) -> Result<Vec<u8>, Error> {
     let mut r = Renderer {
         flavor: host.flavor(),
         host,
-        out: Vec::with_capacity(t.source.len() + 256),
+        out: Vec::with_capacity(t.last_len.get().max(t.source.len()) + 256),
         data,
         vars: Vec::new(),
         loops: Vec::new(),
@@ -59,8 +63,9 @@ pub fn render<H: Host>(t: &Template, host: &mut H) -> Result<Vec<u8>, Error> {
     let result = r.template(t);
     let out = std::mem::take(&mut r.out);
     drop(r);
+    t.last_len.set(out.len());
     host.release(mark);
-    result.map(|()| out)
+    result.map(|()| out).map_err(|e| *e)
 }
 
 /// `a` and `b` name the same field.
@@ -72,7 +77,8 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     /// Render `t`: through its `extends` chain if it has one (the root
     /// ancestor's nodes, each block taken from the most derived template
     /// that defines it).
-    fn template(&mut self, t: &'t Template) -> Result<(), Error> {
+    fn template(&mut self, t: &'t Template) -> Res<()> {
+        self.step(t, 0)?;
         let mut chain: Vec<&'t Template> = vec![t];
         while let Some(p) = chain.last().and_then(|c| c.parent.as_deref()) {
             chain.push(p);
@@ -81,41 +87,44 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         self.nodes(root, &chain, &root.nodes)
     }
 
-    fn step(&mut self, t: &Template, pos: u32) -> Result<(), Error> {
+    /// Counted per loop iteration and per template entered: each visits a
+    /// bounded number of nodes, so this bounds the work of a render.
+    fn step(&mut self, t: &Template, pos: u32) -> Res<()> {
         self.steps += 1;
         let limits = &t.limits;
         if self.steps > limits.max_steps {
-            return Err(t.error(
-                ErrorKind::Limit,
-                pos,
-                format!("rendering took more than {} steps", limits.max_steps),
-            ));
+            return Err(t
+                .error(
+                    ErrorKind::Limit,
+                    pos,
+                    format!("rendering took more than {} steps", limits.max_steps),
+                )
+                .into());
         }
         if self.out.len() > limits.max_output {
-            return Err(t.error(
-                ErrorKind::Limit,
-                pos,
-                format!("output is larger than {} bytes", limits.max_output),
-            ));
+            return Err(t
+                .error(
+                    ErrorKind::Limit,
+                    pos,
+                    format!("output is larger than {} bytes", limits.max_output),
+                )
+                .into());
         }
         Ok(())
     }
 
-    fn nodes(
-        &mut self,
-        t: &'t Template,
-        chain: &[&'t Template],
-        nodes: &'t [Node],
-    ) -> Result<(), Error> {
+    fn nodes(&mut self, t: &'t Template, chain: &[&'t Template], nodes: &'t [Node]) -> Res<()> {
         for node in nodes {
             match node {
                 Node::Text(s) => self.out.extend_from_slice(s.as_bytes()),
                 Node::Output { expr, raw } => {
                     let mark = self.host.mark();
                     let v = self.eval(t, expr);
-                    let written = v.and_then(|v| self.write(t, &v, *raw, expr_pos(expr)));
+                    if let Ok(v) = &v {
+                        self.write(v, *raw);
+                    }
                     self.host.release(mark);
-                    written?;
+                    v?;
                 }
                 Node::If {
                     branches,
@@ -158,7 +167,6 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                 }
                 Node::Include(i) => self.template(&t.includes[*i])?,
             }
-            self.step(t, 0)?;
         }
         Ok(())
     }
@@ -173,7 +181,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         iter: &'t Expr,
         body: &'t [Node],
         pos: u32,
-    ) -> Result<(), Error> {
+    ) -> Res<()> {
         let list = self.eval(t, iter)?;
         let list = match list {
             Val::Nil => return Ok(()),
@@ -181,10 +189,16 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                 Shape::Nil => return Ok(()),
                 Shape::Table => v,
                 other => {
-                    return Err(t.error(ErrorKind::Render, pos, cannot_loop(shape_name(&other))))
+                    return Err(t
+                        .error(ErrorKind::Render, pos, cannot_loop(shape_name(&other)))
+                        .into())
                 }
             },
-            other => return Err(t.error(ErrorKind::Render, pos, cannot_loop(val_name(&other)))),
+            other => {
+                return Err(t
+                    .error(ErrorKind::Render, pos, cannot_loop(val_name(&other)))
+                    .into())
+            }
         };
         let fail = |e: String| t.error(ErrorKind::Render, pos, e);
         match key {
@@ -223,7 +237,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         vars: &[(&'t Key, Val<'t, H::Value>)],
         index0: usize,
         length: usize,
-    ) -> Result<(), Error> {
+    ) -> Res<()> {
         let depth = self.vars.len();
         self.vars.extend(vars.iter().cloned());
         self.loops.push(LoopState { index0, length });
@@ -233,11 +247,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         result
     }
 
-    pub(crate) fn eval(
-        &mut self,
-        t: &'t Template,
-        e: &'t Expr,
-    ) -> Result<Val<'t, H::Value>, Error> {
+    pub(crate) fn eval(&mut self, t: &'t Template, e: &'t Expr) -> Res<Val<'t, H::Value>> {
         Ok(match e {
             Expr::Path { root, rest, pos } => return self.path(t, root, rest, *pos),
             Expr::Lit(lit) => match lit {
@@ -292,10 +302,11 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         root: &'t Key,
         rest: &'t [Key],
         pos: u32,
-    ) -> Result<Val<'t, H::Value>, Error> {
+    ) -> Res<Val<'t, H::Value>> {
         if root.id == LOOP {
             if let Some(state) = self.loops.last().copied() {
-                return loop_field(state, rest).map_err(|m| t.error(ErrorKind::Render, pos, m));
+                return loop_field(state, rest)
+                    .map_err(|m| t.error(ErrorKind::Render, pos, m).into());
             }
         }
         let mut cur = match self.vars.iter().rev().find(|(k, _)| same(k, root)) {
@@ -385,13 +396,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     }
 
     /// Append `v` as text, escaped unless `raw`.
-    fn write(
-        &mut self,
-        t: &Template,
-        v: &Val<'t, H::Value>,
-        raw: bool,
-        pos: u32,
-    ) -> Result<(), Error> {
+    fn write(&mut self, v: &Val<'t, H::Value>, raw: bool) {
         let flavor = self.flavor;
         let out = &mut self.out;
         let shape = match v {
@@ -410,7 +415,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
             Shape::Str(s) if raw => out.extend_from_slice(&s),
             Shape::Str(s) => format::escape(out, &s, flavor),
             Shape::Table => {
-                let Val::Host(h) = v else { return Ok(()) };
+                let Val::Host(h) = v else { return };
                 let mut text = Vec::new();
                 self.host.display(h, &mut text);
                 if raw {
@@ -420,8 +425,6 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                 }
             }
         }
-        let _ = (t, pos);
-        Ok(())
     }
 }
 
@@ -487,13 +490,4 @@ fn loop_field<'t, V>(state: LoopState, rest: &[Key]) -> Result<Val<'t, V>, Strin
             )
         }
     })
-}
-
-/// Where an expression starts, for errors.
-pub(crate) fn expr_pos(e: &Expr) -> u32 {
-    match e {
-        Expr::Path { pos, .. } | Expr::Cmp { pos, .. } | Expr::Filter { pos, .. } => *pos,
-        Expr::Not(e) | Expr::And(e, _) | Expr::Or(e, _) => expr_pos(e),
-        Expr::Lit(_) => 0,
-    }
 }
