@@ -86,6 +86,20 @@ impl AppFiles {
         Ok(real)
     }
 
+    /// Where `rel` is on disk once symlinks are resolved: refused
+    /// (`PermissionDenied`) if that is outside the app directory. For callers
+    /// that open the file themselves, e.g. to stream it; a packed app has no
+    /// disk paths (`Unsupported`).
+    pub fn real_path(&self, rel: &str) -> io::Result<PathBuf> {
+        match self {
+            AppFiles::Dir(root) => Self::inside(root, rel),
+            AppFiles::Pack(_) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{rel}: a built-in app has no files on disk"),
+            )),
+        }
+    }
+
     /// The size of a regular file, or an error if it is missing or not a file.
     pub fn len(&self, rel: &str) -> io::Result<u64> {
         match self {
@@ -250,5 +264,26 @@ mod tests {
         assert!(files.read("../x").is_err());
         let walked = walk_app_dir(root.path()).unwrap();
         assert_eq!(walked, vec!["link", "ok.txt"]);
+    }
+
+    #[test]
+    fn real_path_is_confined_to_the_dir() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        std::fs::write(root.path().join("ok.txt"), "ok").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join("link"))
+            .unwrap();
+        let files = AppFiles::Dir(root.path().to_path_buf());
+        let real = files.real_path("./ok.txt").unwrap();
+        assert_eq!(real, root.path().canonicalize().unwrap().join("ok.txt"));
+        let err = files.real_path("link").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+        assert!(files.real_path("../x").is_err());
+        let pack = AppFiles::Pack(Arc::new(Pack::default()));
+        assert_eq!(
+            pack.real_path("ok.txt").unwrap_err().kind(),
+            io::ErrorKind::Unsupported
+        );
     }
 }

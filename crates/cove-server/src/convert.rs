@@ -1,14 +1,14 @@
 //! hyper types ⇄ cove-core types.
 
-use bytes::Bytes;
-use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue, CONNECTION, CONTENT_TYPE};
 use hyper::http::request::Parts;
 use hyper::{ext::ReasonPhrase, StatusCode};
 
 use cove_core::{Request, Response};
 
-pub(crate) type HttpResponse = hyper::Response<Full<Bytes>>;
+use crate::Body;
+
+pub(crate) type HttpResponse = hyper::Response<Body>;
 
 /// The request head as scripts see it; the body is read later.
 pub(crate) fn request_head(parts: &Parts) -> Request {
@@ -34,7 +34,7 @@ pub(crate) fn request_head(parts: &Parts) -> Request {
 /// set them; anything hyper still rejects is dropped rather than panicking.
 pub(crate) fn to_http(res: Response) -> HttpResponse {
     let status = StatusCode::from_u16(res.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut out = hyper::Response::new(Full::new(res.body));
+    let mut out = hyper::Response::new(Body::bytes(res.body));
     *out.status_mut() = status;
     if status.canonical_reason().is_none() {
         out.extensions_mut().insert(generic_reason(status));

@@ -1,16 +1,20 @@
 //! The HTTP layer: shared-nothing workers, one OS thread each with its own
 //! current-thread tokio runtime, SO_REUSEPORT listener and app instance;
 //! hyper HTTP/1.1 with keep-alive and pipelining; graceful shutdown; and, for
-//! `cove dev`, replacing every worker's handler without closing its listener.
+//! `cove dev`, replacing every worker's handler without closing its listener;
+//! the app's `static/` files.
 
+mod body;
 mod config;
 mod convert;
 mod handler;
 mod listener;
 mod reload;
 mod serve;
+mod static_files;
 mod worker;
 
+pub use body::Body;
 pub use config::ServerConfig;
 pub use handler::{Baseline, Handler, ScriptHandler};
 pub use reload::{reloading, Reload, Reloading};

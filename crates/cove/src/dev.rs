@@ -68,6 +68,7 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
     let opener = DbOpener {
         path: args.db.clone(),
         lock,
+        files: app.files.clone(),
     };
     let max_body = config.limits.max_body;
     let served = match app.runtime {

@@ -79,6 +79,7 @@ pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
     let opener = DbOpener {
         path: args.db.clone(),
         lock,
+        files: app.files.clone(),
     };
     let max_body = config.limits.max_body;
     let served = match app.runtime {
@@ -142,6 +143,8 @@ pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerC
 pub(crate) struct DbOpener {
     pub path: PathBuf,
     pub lock: WriteLock,
+    /// The app's files, for its `static/` directory.
+    pub files: AppFiles,
 }
 
 impl DbOpener {
@@ -159,7 +162,7 @@ impl DbOpener {
         move |_| {
             let conn = Db::open(&self.path, self.lock.clone())
                 .map_err(|e| format!("cannot open database {}: {e}", self.path.display()))?;
-            Ok(ScriptHandler::new(load(conn)?, max_body))
+            Ok(ScriptHandler::new(load(conn)?, max_body).with_static_files(self.files.clone()))
         }
     }
 }

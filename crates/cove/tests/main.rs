@@ -21,5 +21,6 @@ mod routing;
 mod sandbox;
 mod scaffold;
 mod shutdown;
+mod static_files;
 mod templates;
 mod testing;
