@@ -172,7 +172,10 @@ fn run(lua: &Lua, t: &Template, data: Value, api: &str) -> mlua::Result<Outcome>
             let top = ffi::lua_gettop(state);
             let mut host = LuaHost {
                 state,
-                data: top - 1,
+                data: Slot {
+                    idx: top - 1,
+                    ty: ffi::lua_type(state, top - 1),
+                },
                 keys: top,
                 ready,
                 top,
@@ -188,26 +191,33 @@ fn run(lua: &Lua, t: &Template, data: Value, api: &str) -> mlua::Result<Outcome>
     }
 }
 
-/// Values are stack slots; slot 0 stands for a nil that has no slot.
-/// The host keeps its own count of the stack top and of the room it made,
-/// so marks, releases and most pushes need no call into Lua to check.
+/// A value: its stack slot and its type, known from the call that pushed
+/// it (so reading a value's shape needs no `lua_type` call).
+#[derive(Clone, Copy)]
+struct Slot {
+    idx: c_int,
+    ty: c_int,
+}
+
+/// A nil that has no slot.
+const NIL: Slot = Slot {
+    idx: 0,
+    ty: ffi::LUA_TNIL,
+};
+
+/// Values are stack slots. The host keeps its own count of the stack top
+/// and of the room it made, so marks, releases and most pushes need no call
+/// into Lua to check.
 struct LuaHost {
     state: *mut ffi::lua_State,
-    data: c_int,
+    data: Slot,
     keys: c_int,
     ready: usize,
     top: c_int,
     room: c_int,
 }
 
-const NIL: c_int = 0;
-
 impl LuaHost {
-    fn is_table(&self, v: c_int) -> bool {
-        // SAFETY: type checks read the stack only.
-        v != NIL && unsafe { ffi::lua_type(self.state, v) } == ffi::LUA_TTABLE
-    }
-
     /// Make room for `n` more slots (in steps, so most calls are a compare).
     fn reserve(&mut self, n: c_int) -> bool {
         if self.top + n <= self.room {
@@ -221,119 +231,113 @@ impl LuaHost {
         true
     }
 
-    /// The value of type `ty` just pushed, as a slot (NIL, popped, if nil).
-    fn pushed(&mut self, ty: c_int) -> c_int {
+    /// The value of type `ty` just pushed (NIL, popped, if it is nil).
+    fn pushed(&mut self, ty: c_int) -> Slot {
         if ty == ffi::LUA_TNIL {
             // SAFETY: popping the nil this host just pushed.
             unsafe { ffi::lua_settop(self.state, self.top) };
             NIL
         } else {
             self.top += 1;
-            self.top
-        }
-    }
-
-    fn kind_name(&self, v: c_int) -> &'static str {
-        // SAFETY: reading a type tag.
-        match unsafe { ffi::lua_type(self.state, v) } {
-            ffi::LUA_TSTRING => "a string",
-            ffi::LUA_TNUMBER => "a number",
-            ffi::LUA_TBOOLEAN => "a boolean",
-            ffi::LUA_TFUNCTION => "a function",
-            ffi::LUA_TTABLE => "a table",
-            _ => "a userdata",
+            Slot { idx: self.top, ty }
         }
     }
 }
 
+fn kind_name(ty: c_int) -> &'static str {
+    match ty {
+        ffi::LUA_TNIL | ffi::LUA_TNONE => "nil",
+        ffi::LUA_TSTRING => "a string",
+        ffi::LUA_TNUMBER => "a number",
+        ffi::LUA_TBOOLEAN => "a boolean",
+        ffi::LUA_TFUNCTION => "a function",
+        ffi::LUA_TTABLE => "a table",
+        _ => "a userdata",
+    }
+}
+
 impl Host for LuaHost {
-    type Value = c_int;
+    type Value = Slot;
 
     fn flavor(&self) -> Flavor {
         Flavor::Lua
     }
 
-    fn data(&mut self) -> c_int {
+    fn data(&mut self) -> Slot {
         self.data
     }
 
-    fn field(&mut self, obj: &c_int, key: &Key) -> c_int {
-        if !self.is_table(*obj) {
+    fn field(&mut self, obj: &Slot, key: &Key) -> Slot {
+        if obj.ty != ffi::LUA_TTABLE || !self.reserve(1) {
             return NIL;
         }
         // SAFETY: the key is a string already in `keys` (or, past the
         // interner's bound, pushed here: a short string), and `lua_rawget`
         // calls no metamethod.
-        if !self.reserve(1) {
-            return NIL;
-        }
         let ty = unsafe {
             if (key.id as usize) < self.ready {
                 ffi::lua_rawgeti(self.state, self.keys, key.id as ffi::lua_Integer + 1);
             } else {
                 ffi::lua_pushlstring(self.state, key.name.as_ptr().cast(), key.name.len());
             }
-            ffi::lua_rawget(self.state, *obj)
+            ffi::lua_rawget(self.state, obj.idx)
         };
         self.pushed(ty)
     }
 
-    fn shape(&mut self, v: &c_int) -> Shape<'_> {
-        if *v == NIL {
-            return Shape::Nil;
-        }
-        let (state, v) = (self.state, *v);
+    fn shape(&mut self, v: &Slot) -> Shape<'_> {
+        let (state, idx) = (self.state, v.idx);
         // SAFETY: reads of a value on the stack; `lua_tolstring` only on
         // strings (no conversion, no allocation); the bytes live as long as
         // the slot, which outlives this borrow of the host.
         unsafe {
-            match ffi::lua_type(state, v) {
+            match v.ty {
                 ffi::LUA_TNIL | ffi::LUA_TNONE => Shape::Nil,
-                ffi::LUA_TBOOLEAN => Shape::Bool(ffi::lua_toboolean(state, v) != 0),
-                ffi::LUA_TNUMBER if ffi::lua_isinteger(state, v) != 0 => {
-                    Shape::Int(ffi::lua_tointegerx(state, v, std::ptr::null_mut()))
+                ffi::LUA_TBOOLEAN => Shape::Bool(ffi::lua_toboolean(state, idx) != 0),
+                ffi::LUA_TNUMBER if ffi::lua_isinteger(state, idx) != 0 => {
+                    Shape::Int(ffi::lua_tointegerx(state, idx, std::ptr::null_mut()))
                 }
                 ffi::LUA_TNUMBER => {
-                    Shape::Float(ffi::lua_tonumberx(state, v, std::ptr::null_mut()))
+                    Shape::Float(ffi::lua_tonumberx(state, idx, std::ptr::null_mut()))
                 }
-                ffi::LUA_TSTRING => Shape::Str(stack_bytes(state, v).into()),
+                ffi::LUA_TSTRING => Shape::Str(stack_bytes(state, idx).into()),
                 _ => Shape::Table,
             }
         }
     }
 
-    fn items(&mut self, v: &c_int) -> Result<usize, String> {
-        if !self.is_table(*v) {
-            return Err(format!("cannot loop over {}", self.kind_name(*v)));
+    fn items(&mut self, v: &Slot) -> Result<usize, String> {
+        if v.ty != ffi::LUA_TTABLE {
+            return Err(format!("cannot loop over {}", kind_name(v.ty)));
         }
-        // `ipairs`: up to the first nil.
-        let mut n = 0;
         if !self.reserve(1) {
             return Err("Lua stack exhausted".into());
         }
+        // `ipairs`: up to the first nil.
+        let mut n = 0;
         // SAFETY: raw integer reads, each popped at once.
         unsafe {
-            while ffi::lua_rawgeti(self.state, *v, n as ffi::lua_Integer + 1) != ffi::LUA_TNIL {
-                ffi::lua_settop(self.state, -2);
+            while ffi::lua_rawgeti(self.state, v.idx, n as ffi::lua_Integer + 1) != ffi::LUA_TNIL {
+                ffi::lua_settop(self.state, self.top);
                 n += 1;
             }
-            ffi::lua_settop(self.state, -2);
+            ffi::lua_settop(self.state, self.top);
         }
         Ok(n)
     }
 
-    fn item(&mut self, v: &c_int, i: usize) -> c_int {
+    fn item(&mut self, v: &Slot, i: usize) -> Slot {
         if !self.reserve(1) {
             return NIL;
         }
         // SAFETY: a raw integer read from a table.
-        let ty = unsafe { ffi::lua_rawgeti(self.state, *v, i as ffi::lua_Integer + 1) };
+        let ty = unsafe { ffi::lua_rawgeti(self.state, v.idx, i as ffi::lua_Integer + 1) };
         self.pushed(ty)
     }
 
-    fn entries(&mut self, v: &c_int) -> Result<Vec<(ItemKey, c_int)>, String> {
-        if !self.is_table(*v) {
-            return Err(format!("cannot loop over {}", self.kind_name(*v)));
+    fn entries(&mut self, v: &Slot) -> Result<Vec<(ItemKey, Slot)>, String> {
+        if v.ty != ffi::LUA_TTABLE {
+            return Err(format!("cannot loop over {}", kind_name(v.ty)));
         }
         let state = self.state;
         let mut out = Vec::new();
@@ -346,7 +350,7 @@ impl Host for LuaHost {
                 if ffi::lua_checkstack(state, 3) == 0 {
                     return Err("table too large for the Lua stack".into());
                 }
-                if ffi::lua_next(state, *v) == 0 {
+                if ffi::lua_next(state, v.idx) == 0 {
                     break;
                 }
                 let value = ffi::lua_gettop(state);
@@ -360,7 +364,8 @@ impl Host for LuaHost {
                     _ => None,
                 };
                 if let Some(key) = key {
-                    out.push((key, value));
+                    let ty = ffi::lua_type(state, value);
+                    out.push((key, Slot { idx: value, ty }));
                 }
                 ffi::lua_pushvalue(state, value - 1);
             }
@@ -378,30 +383,30 @@ impl Host for LuaHost {
         Ok(out)
     }
 
-    fn count(&mut self, v: &c_int) -> usize {
-        if !self.is_table(*v) {
+    fn count(&mut self, v: &Slot) -> usize {
+        if v.ty != ffi::LUA_TTABLE {
             return 0;
         }
         // SAFETY: `#t` without metamethods.
-        unsafe { ffi::lua_rawlen(self.state, *v) as usize }
+        unsafe { ffi::lua_rawlen(self.state, v.idx) as usize }
     }
 
-    fn json(&mut self, v: &c_int, out: &mut Vec<u8>) -> Result<(), String> {
-        if *v == NIL {
+    fn json(&mut self, v: &Slot, out: &mut Vec<u8>) -> Result<(), String> {
+        if v.idx == 0 {
             out.extend_from_slice(b"null");
             return Ok(());
         }
         // SAFETY: the JSON walker only reads (stack.rs).
-        let bytes = unsafe { encode_at(self.state, *v) }.map_err(|e| e.to_string())?;
+        let bytes = unsafe { encode_at(self.state, v.idx) }.map_err(|e| e.to_string())?;
         out.extend_from_slice(&bytes);
         Ok(())
     }
 
-    fn display(&mut self, v: &c_int, out: &mut Vec<u8>) {
+    fn display(&mut self, v: &Slot, out: &mut Vec<u8>) {
         // `tostring` of a table or function (no `__tostring`: it could raise).
         // SAFETY: reading the pointer identity of a value.
-        let ptr = unsafe { ffi::lua_topointer(self.state, *v) };
-        let kind = self.kind_name(*v).trim_start_matches("a ");
+        let ptr = unsafe { ffi::lua_topointer(self.state, v.idx) };
+        let kind = kind_name(v.ty).trim_start_matches("a ");
         out.extend_from_slice(format!("{kind}: {ptr:p}").as_bytes());
     }
 
