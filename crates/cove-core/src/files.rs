@@ -178,14 +178,17 @@ impl AppFiles {
 }
 
 /// Every file under `root` that an app ships, as `/`-separated relative paths
-/// in sorted order: dot-files and dot-directories, `node_modules`, `target`
-/// and `vendor` are skipped, as are SQLite databases (`*.db`, `*-wal`, `*-shm`).
+/// in sorted order: dot-files and dot-directories are skipped, and so are
+/// `node_modules`, `target` and `vendor` at the app's top level (deeper down,
+/// `static/vendor/lib.js` is an app file), and SQLite databases (`*.db`,
+/// `*-wal`, `*-shm`).
 pub fn walk_app_dir(root: &Path) -> io::Result<Vec<String>> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> io::Result<()> {
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || ["node_modules", "target", "vendor"].contains(&&*name) {
+            let tooling = dir == root && ["node_modules", "target", "vendor"].contains(&&*name);
+            if name.starts_with('.') || tooling {
                 continue;
             }
             let path = entry.path();
@@ -257,13 +260,17 @@ mod tests {
         std::fs::write(root.path().join("data.db"), "").unwrap();
         std::fs::create_dir(root.path().join(".git")).unwrap();
         std::fs::write(root.path().join(".git/x"), "").unwrap();
+        std::fs::create_dir(root.path().join("vendor")).unwrap();
+        std::fs::write(root.path().join("vendor/x"), "").unwrap();
+        std::fs::create_dir_all(root.path().join("static/vendor")).unwrap();
+        std::fs::write(root.path().join("static/vendor/lib.js"), "").unwrap();
         let files = AppFiles::Dir(root.path().to_path_buf());
         assert_eq!(&*files.read("ok.txt").unwrap(), b"ok");
         let err = files.read("link").unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
         assert!(files.read("../x").is_err());
         let walked = walk_app_dir(root.path()).unwrap();
-        assert_eq!(walked, vec!["link", "ok.txt"]);
+        assert_eq!(walked, vec!["link", "ok.txt", "static/vendor/lib.js"]);
     }
 
     #[test]
