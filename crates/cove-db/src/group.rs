@@ -210,9 +210,12 @@ impl Db {
 
     /// After the app file ran: roll back a transaction it left open, then
     /// commit its writes (seeding) before serving starts. Returns whether a
-    /// transaction had been left open.
+    /// transaction had been left open (and logs it: the same for every runtime).
     pub fn finish_load(&mut self) -> bool {
         let stale = self.rollback_stale();
+        if stale {
+            cove_core::log::warn("rolled back a transaction the app file left open");
+        }
         self.commit_group();
         self.take_touched();
         stale
@@ -220,9 +223,12 @@ impl Db {
 
     /// After a handler call: roll back a transaction it left open and fold
     /// the write group its statements ran in into `touched` (the request's
-    /// latest). Returns whether a transaction had been left open.
+    /// latest). Returns whether a transaction had been left open (and logs it).
     pub fn finish_call(&mut self, touched: &mut Option<u64>) -> bool {
         let stale = self.rollback_stale();
+        if stale {
+            cove_core::log::warn("rolled back a transaction the script left open");
+        }
         if let Some(group) = self.take_touched() {
             *touched = Some(touched.map_or(group, |g| g.max(group)));
         }

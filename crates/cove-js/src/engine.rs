@@ -8,7 +8,7 @@ use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Promise, Runt
 
 use cove_caps::{Csp, Registered};
 use cove_core::{
-    log, Engine, Exchange, Flow, HandlerId, Job, JobOutput, ScriptApp, ScriptConfig, ScriptError,
+    Engine, Exchange, Flow, HandlerId, Job, JobOutput, ScriptApp, ScriptConfig, ScriptError,
 };
 use cove_db::Db;
 
@@ -174,9 +174,7 @@ impl JsEngine {
             );
             Ok::<_, String>((saved, entry))
         });
-        if host.db.borrow_mut().finish_load() {
-            log::warn("rolled back a transaction the app file left open");
-        }
+        host.db.borrow_mut().finish_load();
         let registered = host.registry.borrow_mut().finish();
         let ((dispatch, req_proto), entry) = loaded?;
         entry?;
@@ -402,9 +400,7 @@ impl JsEngine {
         }
         st.started = true;
         st.has_body = ex.req.body.is_some();
-        if self.host.db.borrow_mut().finish_call(&mut st.touched) {
-            log::warn("rolled back a transaction the script left open");
-        }
+        self.host.db.borrow_mut().finish_call(&mut st.touched);
         match result {
             Ok(Outcome::Done(flow)) => Ok(flow),
             Ok(Outcome::Wait(job)) => {

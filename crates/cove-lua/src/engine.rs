@@ -6,7 +6,7 @@ use mlua::{Function, Lua, Table, Value};
 
 use cove_caps::{Csp, Registered};
 use cove_core::{
-    log, Engine, Exchange, Flow, HandlerId, JobOutput, ScriptApp, ScriptConfig, ScriptError, Target,
+    Engine, Exchange, Flow, HandlerId, JobOutput, ScriptApp, ScriptConfig, ScriptError, Target,
 };
 use cove_db::Db;
 
@@ -84,11 +84,8 @@ impl LuaEngine {
             .into_owned();
         budget.reset();
         let loaded = lua.load(source).set_name(format!("@{display}")).exec();
-        if lua
-            .app_data_mut::<Db>()
-            .is_some_and(|mut db| db.finish_load())
-        {
-            log::warn("rolled back a transaction the app file left open");
+        if let Some(mut db) = lua.app_data_mut::<Db>() {
+            db.finish_load();
         }
         loaded.map_err(|e| describe(&e))?;
 
@@ -235,9 +232,7 @@ impl LuaEngine {
         if let Some(res) = crate::native::end() {
             ex.res = res;
         }
-        if self.with_db(|db| db.finish_call(&mut st.touched)) == Some(true) {
-            log::warn("rolled back a transaction the script left open");
-        }
+        self.with_db(|db| db.finish_call(&mut st.touched));
         result
     }
 
