@@ -7,7 +7,7 @@ use crate::cache::Template;
 use crate::error::ErrorKind;
 use crate::format;
 use crate::host::{Flavor, Host, Shape};
-use crate::render::{Renderer, Res, Val};
+use crate::render::{shape_of, Renderer, Res, Val};
 
 impl<'t, H: Host> Renderer<'t, '_, H> {
     pub(crate) fn filter(
@@ -84,14 +84,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
 
     fn write_raw(&mut self, v: &Val<'t, H::Value>) -> bool {
         let flavor = self.flavor;
-        let shape = match v {
-            Val::Host(h) => self.host.shape(h),
-            Val::Nil => Shape::Nil,
-            Val::Bool(b) => Shape::Bool(*b),
-            Val::Int(n) => Shape::Int(*n),
-            Val::Float(f) => Shape::Float(*f),
-            Val::Str(s) => Shape::Str(Cow::Borrowed(s)),
-        };
+        let shape = shape_of(self.host, v);
         let out = &mut self.out;
         match shape {
             Shape::Nil => {}

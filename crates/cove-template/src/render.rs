@@ -92,25 +92,14 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     fn step(&mut self, t: &Template, pos: u32) -> Res<()> {
         self.steps += 1;
         let limits = &t.limits;
-        if self.steps > limits.max_steps {
-            return Err(t
-                .error(
-                    ErrorKind::Limit,
-                    pos,
-                    format!("rendering took more than {} steps", limits.max_steps),
-                )
-                .into());
-        }
-        if self.out.len() > limits.max_output {
-            return Err(t
-                .error(
-                    ErrorKind::Limit,
-                    pos,
-                    format!("output is larger than {} bytes", limits.max_output),
-                )
-                .into());
-        }
-        Ok(())
+        let over = if self.steps > limits.max_steps {
+            format!("rendering took more than {} steps", limits.max_steps)
+        } else if self.out.len() > limits.max_output {
+            format!("output is larger than {} bytes", limits.max_output)
+        } else {
+            return Ok(());
+        };
+        Err(t.error(ErrorKind::Limit, pos, over).into())
     }
 
     fn nodes(&mut self, t: &'t Template, chain: &[&'t Template], nodes: &'t [Node]) -> Res<()> {
@@ -324,14 +313,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
 
     /// The shape of any value (host values are asked).
     pub(crate) fn shape<'a>(&'a mut self, v: &'a Val<'t, H::Value>) -> Shape<'a> {
-        match v {
-            Val::Host(h) => self.host.shape(h),
-            Val::Nil => Shape::Nil,
-            Val::Bool(b) => Shape::Bool(*b),
-            Val::Int(n) => Shape::Int(*n),
-            Val::Float(f) => Shape::Float(*f),
-            Val::Str(s) => Shape::Str(Cow::Borrowed(s)),
-        }
+        shape_of(self.host, v)
     }
 
     pub(crate) fn truthy(&mut self, v: &Val<'t, H::Value>) -> bool {
@@ -399,14 +381,8 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     fn write(&mut self, v: &Val<'t, H::Value>, raw: bool) {
         let flavor = self.flavor;
         let out = &mut self.out;
-        let shape = match v {
-            Val::Host(h) => self.host.shape(h),
-            Val::Nil => Shape::Nil,
-            Val::Bool(b) => Shape::Bool(*b),
-            Val::Int(n) => Shape::Int(*n),
-            Val::Float(f) => Shape::Float(*f),
-            Val::Str(s) => Shape::Str(Cow::Borrowed(s)),
-        };
+        // A free function, not `self.shape`: `out` stays borrowable.
+        let shape = shape_of(self.host, v);
         match shape {
             Shape::Nil => {}
             Shape::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
@@ -490,4 +466,16 @@ fn loop_field<'t, V>(state: LoopState, rest: &[Key]) -> Result<Val<'t, V>, Strin
             )
         }
     })
+}
+
+/// The shape of any value (host values are asked); borrows only the host.
+pub(crate) fn shape_of<'a, 't, H: Host>(host: &'a mut H, v: &'a Val<'t, H::Value>) -> Shape<'a> {
+    match v {
+        Val::Host(h) => host.shape(h),
+        Val::Nil => Shape::Nil,
+        Val::Bool(b) => Shape::Bool(*b),
+        Val::Int(n) => Shape::Int(*n),
+        Val::Float(f) => Shape::Float(*f),
+        Val::Str(s) => Shape::Str(Cow::Borrowed(s)),
+    }
 }
