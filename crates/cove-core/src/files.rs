@@ -249,14 +249,20 @@ mod tests {
         assert!(files.list("missing").unwrap().is_empty());
     }
 
-    #[test]
-    fn dir_refuses_symlinks_out() {
+    /// An app dir with `ok.txt` and `link`, a symlink to a file outside it.
+    fn root_with_link_out() -> (tempfile::TempDir, tempfile::TempDir) {
         let root = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret"), "s").unwrap();
         std::fs::write(root.path().join("ok.txt"), "ok").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join("link"))
             .unwrap();
+        (root, outside)
+    }
+
+    #[test]
+    fn dir_refuses_symlinks_out() {
+        let (root, _outside) = root_with_link_out();
         std::fs::write(root.path().join("data.db"), "").unwrap();
         std::fs::create_dir(root.path().join(".git")).unwrap();
         std::fs::write(root.path().join(".git/x"), "").unwrap();
@@ -275,12 +281,7 @@ mod tests {
 
     #[test]
     fn real_path_is_confined_to_the_dir() {
-        let root = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("secret"), "s").unwrap();
-        std::fs::write(root.path().join("ok.txt"), "ok").unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join("link"))
-            .unwrap();
+        let (root, _outside) = root_with_link_out();
         let files = AppFiles::Dir(root.path().to_path_buf());
         let real = files.real_path("./ok.txt").unwrap();
         assert_eq!(real, root.path().canonicalize().unwrap().join("ok.txt"));
