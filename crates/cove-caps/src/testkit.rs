@@ -32,6 +32,22 @@ pub struct TestReply {
 }
 
 impl TestReply {
+    /// One entry per header name, in first-seen order, repeated values joined
+    /// with `, ` (what scripts see as `r.headers`).
+    pub fn joined_headers(&self) -> Vec<(&str, String)> {
+        let mut out: Vec<(&str, String)> = Vec::with_capacity(self.headers.len());
+        for (name, value) in &self.headers {
+            match out.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, prev)) => {
+                    prev.push_str(", ");
+                    prev.push_str(value);
+                }
+                None => out.push((name, value.clone())),
+            }
+        }
+        out
+    }
+
     /// The body if it looks like JSON (Hull: starts with `{` or `[`).
     pub fn json_text(&self) -> Option<&[u8]> {
         matches!(self.body.first(), Some(b'{' | b'[')).then_some(&self.body[..])
@@ -320,6 +336,26 @@ mod tests {
         );
         let m = eq_failure(None, &v(json!({"a": 1})), &v(json!({"a": 2})));
         assert!(m.ends_with("\n  at .a: expected 1, actual 2"), "{m}");
+    }
+
+    #[test]
+    fn repeated_headers_are_joined() {
+        let reply = TestReply {
+            status: 200,
+            headers: vec![
+                ("set-cookie".into(), "a=1".into()),
+                ("x".into(), "y".into()),
+                ("set-cookie".into(), "b=2".into()),
+            ],
+            body: Bytes::new(),
+        };
+        assert_eq!(
+            reply.joined_headers(),
+            vec![
+                ("set-cookie", "a=1, b=2".to_string()),
+                ("x", "y".to_string())
+            ]
+        );
     }
 
     #[test]

@@ -71,16 +71,10 @@ fn call<'js>(
     args: Rest<Value<'js>>,
 ) -> rquickjs::Result<Value<'js>> {
     let args = args_of(&ctx, f, &args.0)?;
-    match (f.run)(&args).or_else(|e| f.js_fallback(e)) {
+    match f.call(&args, f.js).or_else(|e| f.js_fallback(e)) {
         Ok(out) => to_js(&ctx, out),
-        Err(e) if f.args.contains(&Arg::Int) => Err(Exception::throw_range(
-            &ctx,
-            &format!("crypto.{}: {e}", f.js),
-        )),
-        Err(e) => Err(Exception::throw_type(
-            &ctx,
-            &format!("crypto.{}: {e}", f.js),
-        )),
+        Err(e) if f.args.contains(&Arg::Int) => Err(Exception::throw_range(&ctx, &e.to_string())),
+        Err(e) => Err(Exception::throw_type(&ctx, &e.to_string())),
     }
 }
 
@@ -94,9 +88,7 @@ fn call_async<'js>(
 ) -> rquickjs::Result<Promise<'js>> {
     let args = args_of(&ctx, f, &args.0)?;
     let (promise, resolve, reject) = ctx.promise()?;
-    let job = Job::new(move || {
-        (f.run)(&args).map_err(|e| CryptoError(format!("crypto.{}Async: {e}", f.js)))
-    });
+    let job = Job::new(move || f.call(&args, &format!("{}Async", f.js)));
     host.jobs.borrow_mut().push_back(Awaited {
         job,
         resolve: Persistent::save(&ctx, resolve),

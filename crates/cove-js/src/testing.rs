@@ -214,12 +214,8 @@ fn reply_object<'js>(ctx: &Ctx<'js>, reply: testkit::TestReply) -> rquickjs::Res
         }
     }
     let headers = Object::new(ctx.clone())?;
-    for (name, value) in &reply.headers {
-        let joined = match headers.get::<_, Option<String>>(name.as_str())? {
-            Some(prev) => format!("{prev}, {value}"),
-            None => value.clone(),
-        };
-        headers.set(name.as_str(), joined)?;
+    for (name, value) in reply.joined_headers() {
+        headers.set(name, value)?;
     }
     o.set("headers", headers)?;
     Ok(o)

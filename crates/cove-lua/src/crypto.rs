@@ -54,8 +54,9 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     for f in FUNCTIONS {
         let func = lua.create_function(move |lua, args: MultiValue| {
             let args = args_of(f, &args)?;
-            let out = (f.run)(&args)
-                .map_err(|e| mlua::Error::runtime(format!("crypto.{}: {e}", f.lua)))?;
+            let out = f
+                .call(&args, f.lua)
+                .map_err(|e| mlua::Error::runtime(e.to_string()))?;
             to_lua(lua, out)
         })?;
         let func = if f.slow {

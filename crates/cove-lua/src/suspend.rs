@@ -14,7 +14,7 @@ use std::rc::Rc;
 use mlua::prelude::LuaThreadStatus as ThreadStatus;
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
 
-use cove_caps::crypto::{CryptoError, CryptoResult, FUNCTIONS};
+use cove_caps::crypto::{CryptoResult, FUNCTIONS};
 use cove_core::{HandlerId, Job, JobOutput};
 use cove_db::Db;
 
@@ -181,9 +181,7 @@ fn job_of(lua: &Lua, values: MultiValue) -> mlua::Result<Job> {
                 .find(|f| f.lua == name)
                 .ok_or_else(|| mlua::Error::runtime(format!("no slow function {name}")))?;
             let args = crate::crypto::args_of(f, &it.collect())?;
-            Ok(Job::new(move || {
-                (f.run)(&args).map_err(|e| CryptoError(format!("crypto.{}: {e}", f.lua)))
-            }))
+            Ok(Job::new(move || f.call(&args, f.lua)))
         }
         _ => Err(mlua::Error::runtime(
             "attempt to yield from outside a coroutine (a handler cannot yield)",

@@ -127,12 +127,8 @@ fn reply_table(lua: &Lua, reply: testkit::TestReply) -> mlua::Result<Table> {
         }
     }
     let headers = lua.create_table()?;
-    for (name, value) in &reply.headers {
-        let joined = match headers.raw_get::<Option<String>>(name.as_str())? {
-            Some(prev) => format!("{prev}, {value}"),
-            None => value.clone(),
-        };
-        headers.raw_set(name.as_str(), joined)?;
+    for (name, value) in reply.joined_headers() {
+        headers.raw_set(name, value)?;
     }
     t.raw_set("headers", headers)?;
     Ok(t)

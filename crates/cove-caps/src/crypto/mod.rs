@@ -71,6 +71,12 @@ pub struct CryptoFn {
 }
 
 impl CryptoFn {
+    /// Run it; an error names the function as the script called it
+    /// (`crypto.secretbox: nonce must be …`).
+    pub fn call(&self, args: &[ArgValue], called_as: &str) -> CryptoResult {
+        (self.run)(args).map_err(|e| CryptoError(format!("crypto.{called_as}: {e}")))
+    }
+
     /// What JS returns instead of raising on malformed input, as Hull's JS does.
     pub fn js_fallback(&self, err: CryptoError) -> CryptoResult {
         self.js_lenient.clone().ok_or(err)
