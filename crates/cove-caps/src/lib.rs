@@ -4,6 +4,7 @@
 pub mod crypto;
 pub mod env;
 pub mod json;
+pub mod kv;
 pub mod log;
 pub mod manifest;
 pub mod registry;
@@ -12,3 +13,10 @@ pub mod time;
 
 pub use manifest::{Csp, Manifest, ManifestError};
 pub use registry::{Registered, Registry};
+
+/// State one server shares between all its workers' VMs (each worker has
+/// its own VM; what must be seen by all of them lives here). Clones share.
+#[derive(Debug, Clone, Default)]
+pub struct Shared {
+    pub kv: kv::Kv,
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Promise, Runtime, Value};
 
-use cove_caps::{Csp, Registered};
+use cove_caps::{Csp, Registered, Shared};
 use cove_core::{
     Engine, Exchange, Flow, HandlerId, Job, JobOutput, ScriptApp, ScriptConfig, ScriptError,
 };
@@ -76,7 +76,11 @@ pub(crate) fn drain_jobs(ctx: &Ctx<'_>) {
 }
 
 /// Evaluate the prelude; returns the dispatcher and stores the module objects.
-fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<(Function<'js>, Object<'js>)> {
+fn install<'js>(
+    ctx: &Ctx<'js>,
+    host: &Rc<Host>,
+    shared: &Shared,
+) -> rquickjs::Result<(Function<'js>, Object<'js>)> {
     crate::jsonenc::register_protos(ctx)?;
     crate::shapes::init(ctx, &crate::request::FIELDS)?;
     let raw = crate::native::raw_object(ctx, host)?;
@@ -96,6 +100,7 @@ fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<(Function<'
     }
     objects.set("crypto", crate::crypto::module(ctx, host)?)?;
     objects.set("template", crate::template::module(ctx)?)?;
+    objects.set("kv", crate::kv::module(ctx, &shared.kv)?)?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
     Ok((out.get("dispatch")?, out.get("reqProto")?))
@@ -144,7 +149,7 @@ pub(crate) fn settle<'js>(
 impl JsEngine {
     /// Run the app file once and collect what it registered. Errors come
     /// back as `file:line: message`.
-    pub fn load(config: &JsConfig, db: Db) -> Result<JsApp, String> {
+    pub fn load(config: &JsConfig, db: Db, shared: &Shared) -> Result<JsApp, String> {
         let display = config.display_name();
         let source = config
             .files
@@ -165,7 +170,7 @@ impl JsEngine {
 
         let loaded = context.with(|ctx| {
             let (dispatch, req_proto) =
-                install(&ctx, &host).map_err(|e| describe(&ctx, e, &budget))?;
+                install(&ctx, &host, shared).map_err(|e| describe(&ctx, e, &budget))?;
             budget.reset();
             let entry = run_entry(&ctx, &display, source, &budget);
             let saved = (

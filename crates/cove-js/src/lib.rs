@@ -10,6 +10,7 @@ mod error;
 mod fastfn;
 mod host;
 mod jsonenc;
+mod kv;
 mod modules;
 mod native;
 mod request;

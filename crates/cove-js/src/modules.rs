@@ -16,7 +16,14 @@ pub(crate) const BUILTINS: &[(&str, &str)] = &[
     ("hull:log", "log"),
     ("hull:crypto", "crypto"),
     ("hull:template", "template"),
+    ("hull:kv", "kv"),
+    ("hull:http", "http"),
+    ("hull:smtp", "smtp"),
 ];
+
+// Embedded JS stdlib modules: `STDLIB`, (specifier, source) for every file
+// under stdlib/js (listed by build.rs).
+include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
 
 const NATIVE: &str = "cove:native";
 
@@ -71,7 +78,9 @@ impl Resolver for AppResolver {
         _attributes: Option<ImportAttributes<'js>>,
     ) -> Result<String> {
         if name.starts_with("hull:") {
-            if BUILTINS.iter().any(|(spec, _)| *spec == name) {
+            let known = BUILTINS.iter().any(|(spec, _)| *spec == name)
+                || STDLIB.iter().any(|(spec, _)| *spec == name);
+            if known {
                 return Ok(name.to_string());
             }
             return Err(Exception::throw_reference(
@@ -106,12 +115,31 @@ impl Resolver for AppResolver {
                 ),
             ));
         };
+        if base.starts_with("hull:") {
+            return Err(invalid(
+                ctx,
+                name,
+                base,
+                "stdlib modules import hull:* only",
+            ));
+        }
         let dir = base.rsplit_once('/').map_or("", |(d, _)| d);
         let parts = dir
             .split('/')
             .chain(rel.split('/'))
             .filter(|p| !p.is_empty() && *p != ".");
-        Ok(parts.collect::<Vec<_>>().join("/"))
+        let path = parts.collect::<Vec<_>>().join("/");
+        // Module names starting with `hull:` are Cove's own, and db calls
+        // from them may use the reserved tables: no app file gets one.
+        if path.starts_with("hull:") {
+            return Err(invalid(
+                ctx,
+                name,
+                base,
+                "app file names may not start with hull:",
+            ));
+        }
+        Ok(path)
     }
 }
 
@@ -136,6 +164,9 @@ impl Loader for AppLoader {
         if let Some((_, export)) = BUILTINS.iter().find(|(spec, _)| *spec == name) {
             let source = format!("export {{ {export} }} from \"{NATIVE}\";");
             return Module::declare(ctx.clone(), name, source);
+        }
+        if let Some((_, source)) = STDLIB.iter().find(|(spec, _)| *spec == name) {
+            return Module::declare(ctx.clone(), name, *source);
         }
         let fail = |why: String| {
             Exception::throw_reference(ctx, &format!("cannot import ./{name}: {why}"))

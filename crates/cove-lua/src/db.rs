@@ -5,7 +5,6 @@ use mlua::{Lua, Table, Value};
 
 use cove_db::{Db, DbError, Origin, Value as DbValue};
 
-use crate::error::chunk_of;
 use crate::globals::{fail, Outcome};
 use crate::vm::unlimited;
 
@@ -43,7 +42,13 @@ fn with_origin<T>(
     match f(Origin::App) {
         Err(DbError::Reserved) => {
             // Level 0 is the raw function, 1 the prelude wrapper, 2 the caller.
-            let stdlib = chunk_of(lua, 2).is_some_and(|c| c.starts_with("hull."));
+            let stdlib = lua
+                .inspect_stack(2, |d| {
+                    d.source()
+                        .source
+                        .is_some_and(|s| s.starts_with(crate::require::STDLIB_CHUNK))
+                })
+                .unwrap_or(false);
             if stdlib {
                 f(Origin::Stdlib)
             } else {

@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, Table, Value};
 
-use cove_caps::{Csp, Registered};
+use cove_caps::{Csp, Registered, Shared};
 use cove_core::{
     Engine, Exchange, Flow, HandlerId, JobOutput, ScriptApp, ScriptConfig, ScriptError, Target,
 };
@@ -67,12 +67,13 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
 impl LuaEngine {
     /// Run the app file once and collect what it registered. Errors come
     /// back as `file:line: message`.
-    pub fn load(config: &LuaConfig, db: Db) -> Result<LuaApp, String> {
+    pub fn load(config: &LuaConfig, db: Db, shared: &Shared) -> Result<LuaApp, String> {
         let (lua, budget) = new_state(&config.limits).map_err(|e| describe(&e))?;
         let mut db = db;
         db.set_group_commit(config.group_commit);
         lua.set_app_data(db);
         lua.set_app_data(AppState::new(config.files.clone()));
+        lua.set_app_data(shared.clone());
         let suspend = suspend::install(&lua).map_err(|e| describe(&e))?;
         let dispatch = install(&lua, budget.clone()).map_err(|e| describe(&e))?;
 

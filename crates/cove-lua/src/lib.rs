@@ -9,6 +9,7 @@ mod engine;
 mod error;
 mod globals;
 mod json;
+mod kv;
 mod native;
 mod request;
 mod require;

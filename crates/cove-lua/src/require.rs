@@ -12,8 +12,13 @@ use cove_core::clean_relative;
 
 const MAX_MODULE: u64 = 10 * 1024 * 1024;
 
-/// Embedded Lua stdlib modules: (name, source). Filled as stdlib lands.
-const STDLIB: &[(&str, &str)] = &[];
+// Embedded Lua stdlib modules: `STDLIB`, (name, source) for every file
+// under stdlib/lua (listed by build.rs).
+include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
+
+/// Chunk-name prefix of stdlib modules. App files load as `@path`, and app
+/// code cannot name chunks (`load` is removed), so this marks stdlib code.
+pub(crate) const STDLIB_CHUNK: &str = "=hull.";
 
 pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function> {
     lua.create_function(move |lua, name: String| {
@@ -25,18 +30,31 @@ pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function
             cache.raw_set(name.as_str(), v.clone())?;
             return Ok((true, v));
         }
-        if name == crate::template::MODULE {
-            return Ok((true, crate::template::module(lua)?));
-        }
-        if name == "hull.json" {
-            let json: Value = lua.globals().raw_get("json")?;
-            return Ok((true, json));
+        if let Some(v) = native_module(lua, &name)? {
+            cache.raw_set(name.as_str(), v.clone())?;
+            return Ok((true, v));
         }
         if !(name.starts_with('.') || name.contains('/')) {
             return fail(lua, format!("module not found: {name}"));
         }
         load_file(lua, &cache, &name)
     })
+}
+
+/// Modules implemented in Rust, by name.
+fn native_module(lua: &Lua, name: &str) -> mlua::Result<Option<Value>> {
+    Ok(Some(match name {
+        crate::template::MODULE => crate::template::module(lua)?,
+        crate::kv::MODULE => {
+            let shared = lua
+                .app_data_ref::<cove_caps::Shared>()
+                .map(|s| s.kv.clone())
+                .ok_or_else(|| mlua::Error::runtime("kv: no shared store"))?;
+            Value::Table(crate::kv::module(lua, &shared)?)
+        }
+        "hull.json" => lua.globals().raw_get("json")?,
+        _ => return Ok(None),
+    }))
 }
 
 fn load_file(lua: &Lua, cache: &Table, name: &str) -> mlua::Result<Outcome> {

@@ -15,6 +15,7 @@ use std::thread;
 
 use anyhow::{anyhow, bail, Result};
 
+use cove_caps::Shared;
 use cove_core::{log, ScriptConfig};
 use cove_db::{Db, WriteLock};
 use cove_js::JsEngine;
@@ -71,16 +72,18 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
         files: app.files.clone(),
     };
     let max_body = config.limits.max_body;
+    // Kept across reloads: an edit does not reset rate limits or counters.
+    let shared = Shared::default();
     let served = match app.runtime {
         Runtime::Js => {
-            let load = move |db| JsEngine::load(&script, db);
+            let load = move |db| JsEngine::load(&script, db, &shared);
             cove_server::serve(
                 &config,
                 reloading(reload.clone(), opener.handlers(load, max_body)),
             )
         }
         Runtime::Lua => {
-            let load = move |db| LuaEngine::load(&script, db);
+            let load = move |db| LuaEngine::load(&script, db, &shared);
             cove_server::serve(
                 &config,
                 reloading(reload.clone(), opener.handlers(load, max_body)),
@@ -174,8 +177,8 @@ impl Dev {
         let conn = Db::open(&self.db, self.lock.clone())
             .map_err(|e| format!("cannot open database {}: {e}", self.db.display()))?;
         match self.runtime {
-            Runtime::Js => JsEngine::load(&self.script, conn).map(drop),
-            Runtime::Lua => LuaEngine::load(&self.script, conn).map(drop),
+            Runtime::Js => JsEngine::load(&self.script, conn, &Shared::default()).map(drop),
+            Runtime::Lua => LuaEngine::load(&self.script, conn, &Shared::default()).map(drop),
         }
     }
 }

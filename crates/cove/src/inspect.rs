@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value as Json};
 
+use cove_caps::Shared;
 use cove_core::{AppFiles, Limits, Phase, RouteTable};
 use cove_db::{Db, DbError, TableInfo, Value, WriteLock};
 use cove_js::JsEngine;
@@ -107,8 +108,16 @@ fn routes_json(args: &RoutesArgs) -> Result<Json> {
     let config = app.script_config(Limits::default(), false);
     let failed = |e: String| anyhow!("failed to load {}: {e}", app.entry);
     let table = match app.runtime {
-        Runtime::Lua => LuaEngine::load(&config, db).map_err(failed)?.routes,
-        Runtime::Js => JsEngine::load(&config, db).map_err(failed)?.routes,
+        Runtime::Lua => {
+            LuaEngine::load(&config, db, &Shared::default())
+                .map_err(failed)?
+                .routes
+        }
+        Runtime::Js => {
+            JsEngine::load(&config, db, &Shared::default())
+                .map_err(failed)?
+                .routes
+        }
     };
     Ok(routes_value(app.runtime, &table))
 }

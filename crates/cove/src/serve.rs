@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 
+use cove_caps::Shared;
 use cove_core::{log, App, AppFiles, Limits};
 use cove_db::{Db, WriteLock};
 use cove_js::JsEngine;
@@ -82,14 +83,16 @@ pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
         files: app.files.clone(),
     };
     let max_body = config.limits.max_body;
+    // One store for every worker's VM: rate limits and counters are per server.
+    let shared = Shared::default();
     let served = match app.runtime {
         Runtime::Js => cove_server::serve(
             &config,
-            opener.handlers(move |db| JsEngine::load(&script, db), max_body),
+            opener.handlers(move |db| JsEngine::load(&script, db, &shared), max_body),
         ),
         Runtime::Lua => cove_server::serve(
             &config,
-            opener.handlers(move |db| LuaEngine::load(&script, db), max_body),
+            opener.handlers(move |db| LuaEngine::load(&script, db, &shared), max_body),
         ),
     };
     served.map_err(load_failed)?;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 
 use cove_caps::testkit::Suite;
+use cove_caps::Shared;
 use cove_core::{walk_app_dir, AppFiles, Limits};
 use cove_db::{Db, WriteLock};
 use cove_js::JsEngine;
@@ -86,11 +87,11 @@ fn run_runtime(app: &AppSource, tests: &[String]) -> Result<Suite> {
     let failed_load = |e: String| anyhow::anyhow!("test: failed to load {}: {e}", app.entry);
     match app.runtime {
         Runtime::Lua => {
-            let loaded = LuaEngine::load(&config, db).map_err(failed_load)?;
+            let loaded = LuaEngine::load(&config, db, &Shared::default()).map_err(failed_load)?;
             cove_lua::testing::run_suite(loaded, &app.files, tests, &mut suite);
         }
         Runtime::Js => {
-            let loaded = JsEngine::load(&config, db).map_err(failed_load)?;
+            let loaded = JsEngine::load(&config, db, &Shared::default()).map_err(failed_load)?;
             cove_js::testing::run_suite(loaded, &app.files, tests, &mut suite);
         }
     }

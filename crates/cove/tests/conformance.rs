@@ -18,6 +18,10 @@ fn root() -> PathBuf {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SpecFile {
+    /// The app pair the cases run against: a directory under conformance/
+    /// holding app.lua and app.js (default `app`).
+    #[serde(default = "main_app")]
+    app: String,
     #[serde(rename = "case")]
     cases: Vec<Case>,
 }
@@ -42,6 +46,10 @@ struct Case {
 
 fn get() -> String {
     "GET".into()
+}
+
+fn main_app() -> String {
+    "app".into()
 }
 
 #[derive(Debug, Deserialize)]
@@ -260,13 +268,17 @@ fn check(server: &Server, ext: &str, e: &Expect, r: &Response) -> Vec<String> {
     bad
 }
 
-/// Run every case against `app.<ext>`; panics listing every failure.
+/// Run every case against `<app dir>/app.<ext>`, one server per app dir;
+/// panics listing every failure.
 fn run(ext: &str) {
-    let app = root().join("app").join(format!("app.{ext}"));
-    let server = Server::start(&app, &["--workers", "1", "--max-instructions", "20000000"]);
+    let mut servers: BTreeMap<String, Server> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut count = 0;
     for (file, spec) in spec_files() {
+        let server = servers.entry(spec.app.clone()).or_insert_with(|| {
+            let app = root().join(&spec.app).join(format!("app.{ext}"));
+            Server::start(&app, &["--workers", "1", "--max-instructions", "20000000"])
+        });
         for case in &spec.cases {
             count += 1;
             let over = if ext == "lua" { &case.lua } else { &case.js };
@@ -278,18 +290,22 @@ fn run(ext: &str) {
                 .collect();
             let body = request_body(case);
             let r = server.request(&case.method, &case.path, &headers, body.as_deref());
-            for problem in check(&server, ext, &expect, &r) {
+            for problem in check(server, ext, &expect, &r) {
                 failures.push(format!("{file} / {}: {problem}", case.name));
             }
         }
     }
     assert!(count > 0, "no conformance cases found");
+    let logs: Vec<String> = servers
+        .iter()
+        .map(|(app, server)| format!("--- server log ({app}/app.{ext}) ---\n{}", server.log()))
+        .collect();
     assert!(
         failures.is_empty(),
-        "{} of {count} conformance checks failed for app.{ext}:\n  {}\n--- server log ---\n{}",
+        "{} of {count} conformance checks failed for app.{ext}:\n  {}\n{}",
         failures.len(),
         failures.join("\n  "),
-        server.log()
+        logs.join("\n")
     );
 }
 

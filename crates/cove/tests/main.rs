@@ -20,6 +20,7 @@ mod response;
 mod routing;
 mod sandbox;
 mod scaffold;
+mod shared_state;
 mod shutdown;
 mod static_files;
 mod templates;

@@ -1,0 +1,5 @@
+include!("../../stdlib/embed.rs");
+
+fn main() {
+    embed_stdlib("lua", ".lua", "", ".");
+}
