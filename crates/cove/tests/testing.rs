@@ -51,9 +51,19 @@ fn fixture_with(tests: &[&str]) -> tempfile::TempDir {
     tmp
 }
 
+/// Every example with a `tests/` directory: both suites run and pass.
 #[test]
 fn the_examples_pass_in_both_runtimes() {
-    for name in ["hello", "rest_api"] {
+    let root = example_dir("");
+    let mut names: Vec<String> = std::fs::read_dir(&root)
+        .expect("examples/")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("tests").is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 2, "{names:?}");
+    for name in &names {
         let out = cove_test(&example_dir(name));
         let text = stdout(&out);
         assert!(out.status.success(), "{name}:\n{text}");
