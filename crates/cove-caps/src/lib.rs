@@ -3,11 +3,13 @@
 
 pub mod crypto;
 pub mod env;
+pub mod http;
 pub mod json;
 pub mod kv;
 pub mod log;
 pub mod manifest;
 pub mod registry;
+pub mod smtp;
 pub mod testkit;
 pub mod time;
 

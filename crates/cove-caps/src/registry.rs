@@ -12,6 +12,8 @@ pub struct Registry<H> {
     routes: RouteTable,
     handlers: Vec<H>,
     manifest: Option<Manifest>,
+    /// `cove test`: http and smtp are never configured (Hull §9.1).
+    outbound_off: bool,
 }
 
 impl<H> Default for Registry<H> {
@@ -21,6 +23,7 @@ impl<H> Default for Registry<H> {
             routes: RouteTable::new(),
             handlers: Vec::new(),
             manifest: None,
+            outbound_off: false,
         }
     }
 }
@@ -64,6 +67,21 @@ impl<H> Registry<H> {
     /// The manifest's `env` allow-list (`None`: no manifest or no list).
     pub fn env_allow(&self) -> Option<&[String]> {
         self.manifest.as_ref().and_then(|m| m.env.as_deref())
+    }
+
+    /// The manifest's `hosts`: what http and smtp may reach (empty: they
+    /// are not configured).
+    pub fn hosts(&self) -> &[String] {
+        match &self.manifest {
+            Some(m) if !self.outbound_off => &m.hosts,
+            _ => &[],
+        }
+    }
+
+    /// Leave http and smtp unconfigured whatever the manifest says, as
+    /// Hull's test runner does.
+    pub fn disable_outbound(&mut self) {
+        self.outbound_off = true;
     }
 
     /// End registration and hand over what was registered. The route table
@@ -139,5 +157,16 @@ mod tests {
         r.set_manifest(serde_json::json!({"env": ["A"]})).unwrap();
         assert_eq!(r.env_allow(), Some(&["A".to_string()][..]));
         assert!(r.set_manifest(serde_json::json!({})).is_err());
+    }
+
+    #[test]
+    fn hosts_can_be_switched_off_for_tests() {
+        let mut r: Registry<()> = Registry::default();
+        assert!(r.hosts().is_empty());
+        r.set_manifest(serde_json::json!({"hosts": ["x.com"]}))
+            .unwrap();
+        assert_eq!(r.hosts(), &["x.com".to_string()][..]);
+        r.disable_outbound();
+        assert!(r.hosts().is_empty());
     }
 }
