@@ -4,12 +4,12 @@
 use std::rc::Rc;
 
 use rquickjs::function::Rest;
-use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Persistent, Promise, Value};
+use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Promise, Value};
 
 use cove_caps::crypto::{Arg, ArgValue, CryptoError, CryptoFn, CryptoResult, Out, FUNCTIONS};
 use cove_core::{Job, JobOutput};
 
-use crate::host::{Awaited, Host};
+use crate::host::Host;
 
 /// Data argument: a string, as its UTF-8 bytes (Hull §6.5).
 fn bytes_of(v: &Value<'_>) -> Option<Vec<u8>> {
@@ -87,33 +87,19 @@ fn call_async<'js>(
     args: Rest<Value<'js>>,
 ) -> rquickjs::Result<Promise<'js>> {
     let args = args_of(&ctx, f, &args.0)?;
-    let (promise, resolve, reject) = ctx.promise()?;
     let job = Job::new(move || f.call(&args, &format!("{}Async", f.js)));
-    host.jobs.borrow_mut().push_back(Awaited {
-        job,
-        resolve: Persistent::save(&ctx, resolve),
-        reject: Persistent::save(&ctx, reject),
-    });
-    Ok(promise)
+    host.await_job(&ctx, job, finish)
 }
 
-/// Settle an awaited job's promise with its output.
-pub(crate) fn settle_job<'js>(
-    ctx: &Ctx<'js>,
-    resolve: Function<'js>,
-    reject: Function<'js>,
-    output: JobOutput,
-) -> rquickjs::Result<()> {
+/// An awaited job's output: the value, or the error to reject with.
+fn finish<'js>(ctx: &Ctx<'js>, output: JobOutput) -> rquickjs::Result<Value<'js>> {
     let result = output
         .downcast::<CryptoResult>()
         .map(|r| *r)
         .unwrap_or_else(|_| Err(CryptoError("the background job failed".into())));
     match result {
-        Ok(out) => resolve.call((to_js(ctx, out)?,)),
-        Err(e) => {
-            let err = Exception::from_message(ctx.clone(), &e.to_string())?;
-            reject.call((err,))
-        }
+        Ok(out) => to_js(ctx, out),
+        Err(e) => Err(Exception::throw_message(ctx, &e.to_string())),
     }
 }
 

@@ -14,7 +14,7 @@ use cove_db::Db;
 
 use crate::error::{describe, describe_rejection, PRELUDE_NAME};
 use crate::fastfn::identity;
-use crate::host::{begin_call, end_call, set_req_id, Call, Host};
+use crate::host::{begin_call, end_call, set_req_id, settle_job, Call, Finish, Host};
 use crate::modules::{AppLoader, AppResolver, NativeObjects};
 use crate::vm::{new_runtime, Budget};
 
@@ -59,6 +59,7 @@ pub struct ReqState {
 /// promise the job's caller awaits.
 struct Waiting {
     promise: Persistent<Promise<'static>>,
+    finish: Finish,
     resolve: Persistent<Function<'static>>,
     reject: Persistent<Function<'static>>,
 }
@@ -99,6 +100,8 @@ fn install<'js>(
         objects.set(*name, obj?)?;
     }
     objects.set("crypto", crate::crypto::module(ctx, host)?)?;
+    objects.set("http", crate::http::module(ctx, host)?)?;
+    objects.set("smtp", crate::smtp::module(ctx, host)?)?;
     objects.set("template", crate::template::module(ctx)?)?;
     objects.set("kv", crate::kv::module(ctx, &shared.kv)?)?;
     ctx.store_userdata(objects)
@@ -263,6 +266,7 @@ impl JsEngine {
                 if let Some(awaited) = next {
                     st.waiting = Some(Waiting {
                         promise: Persistent::save(ctx, p.clone()),
+                        finish: awaited.finish,
                         resolve: awaited.resolve,
                         reject: awaited.reject,
                     });
@@ -283,6 +287,11 @@ impl JsEngine {
         Ok(Outcome::Done(flow_of(&ret)))
     }
 
+    /// `cove test`: http and smtp stay unconfigured (Hull §9.1).
+    pub(crate) fn disable_outbound(&self) {
+        self.host.registry.borrow_mut().disable_outbound();
+    }
+
     /// Run awaited jobs nobody waits for here, settling their promises.
     pub(crate) fn run_orphans(&self, ctx: &Ctx<'_>) {
         loop {
@@ -291,7 +300,7 @@ impl JsEngine {
             let output = awaited.job.run();
             let settled = awaited.resolve.restore(ctx).and_then(|resolve| {
                 let reject = awaited.reject.restore(ctx)?;
-                crate::crypto::settle_job(ctx, resolve, reject, output)
+                settle_job(ctx, resolve, reject, awaited.finish, output)
             });
             if settled.is_err() {
                 ctx.catch();
@@ -315,7 +324,7 @@ impl JsEngine {
             .ok_or("resumed a call that was not suspended")?;
         let resolve = waiting.resolve.restore(ctx).map_err(fail)?;
         let reject = waiting.reject.restore(ctx).map_err(fail)?;
-        crate::crypto::settle_job(ctx, resolve, reject, output).map_err(fail)?;
+        settle_job(ctx, resolve, reject, waiting.finish, output).map_err(fail)?;
         drain_jobs(ctx);
         let promise = waiting.promise.restore(ctx).map_err(fail)?;
         self.outcome(ctx, promise.into_value(), st)

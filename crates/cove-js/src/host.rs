@@ -5,10 +5,10 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use rquickjs::{Function, Persistent};
+use rquickjs::{Ctx, Exception, Function, Persistent, Promise, Value};
 
 use cove_caps::{Csp, Registry};
-use cove_core::{Job, Request, Response};
+use cove_core::{Job, JobOutput, Request, Response};
 use cove_db::Db;
 
 /// The call in progress: the response being built and the request parts the
@@ -22,10 +22,15 @@ pub(crate) struct Call {
     pub(crate) req_id: usize,
 }
 
-/// Blocking work a script is awaiting (an `…Async` crypto function): the job
-/// and the resolve/reject functions of the promise it returned.
+/// Turns an awaited job's output into the value its promise resolves with;
+/// an error (a thrown exception) rejects it.
+pub(crate) type Finish = for<'js> fn(&Ctx<'js>, JobOutput) -> rquickjs::Result<Value<'js>>;
+
+/// Blocking work a script is awaiting (an `…Async` function): the job, how
+/// to read its output, and the resolve/reject functions of its promise.
 pub(crate) struct Awaited {
     pub(crate) job: Job,
+    pub(crate) finish: Finish,
     pub(crate) resolve: Persistent<Function<'static>>,
     pub(crate) reject: Persistent<Function<'static>>,
 }
@@ -45,6 +50,61 @@ impl Host {
             jobs: RefCell::new(VecDeque::new()),
         }
     }
+}
+
+impl Host {
+    /// Queue `job` (engine.rs suspends the handler awaiting it and the
+    /// server runs it on its blocking pool); its output settles the promise.
+    pub(crate) fn await_job<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        job: Job,
+        finish: Finish,
+    ) -> rquickjs::Result<Promise<'js>> {
+        let (promise, resolve, reject) = ctx.promise()?;
+        self.jobs.borrow_mut().push_back(Awaited {
+            job,
+            finish,
+            resolve: Persistent::save(ctx, resolve),
+            reject: Persistent::save(ctx, reject),
+        });
+        Ok(promise)
+    }
+}
+
+/// A promise settled now: with `result`'s value, or rejected with the
+/// exception it threw.
+pub(crate) fn settled<'js>(
+    ctx: &Ctx<'js>,
+    result: rquickjs::Result<Value<'js>>,
+) -> rquickjs::Result<Promise<'js>> {
+    let (promise, resolve, reject) = ctx.promise()?;
+    settle_with(ctx, resolve, reject, result)?;
+    Ok(promise)
+}
+
+fn settle_with<'js>(
+    ctx: &Ctx<'js>,
+    resolve: Function<'js>,
+    reject: Function<'js>,
+    result: rquickjs::Result<Value<'js>>,
+) -> rquickjs::Result<()> {
+    match result {
+        Ok(v) => resolve.call((v,)),
+        Err(rquickjs::Error::Exception) => reject.call((ctx.catch(),)),
+        Err(e) => reject.call((Exception::from_message(ctx.clone(), &e.to_string())?,)),
+    }
+}
+
+/// Settle an awaited job's promise with its output.
+pub(crate) fn settle_job<'js>(
+    ctx: &Ctx<'js>,
+    resolve: Function<'js>,
+    reject: Function<'js>,
+    finish: Finish,
+    output: JobOutput,
+) -> rquickjs::Result<()> {
+    settle_with(ctx, resolve, reject, finish(ctx, output))
 }
 
 thread_local! {

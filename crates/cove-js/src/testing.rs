@@ -58,6 +58,8 @@ impl Engine for InCtx<'_, '_> {
 /// Run every test file against `app`, which stays loaded (with its
 /// database) across files, as in Hull.
 pub fn run_suite(app: JsApp, files: &AppFiles, test_files: &[String], suite: &mut Suite) {
+    // Hull: http and smtp are never configured in tests.
+    app.engine.disable_outbound();
     let app = Rc::new(app);
     let weak = Rc::downgrade(&app);
     let budget = app.engine.budget.clone();

@@ -1,10 +1,13 @@
 //! The `crypto` global: every function of cove-caps' crypto table under its
 //! Lua name, converting arguments and results only. Slow functions (PBKDF2)
-//! are wrapped so a handler can suspend on them (suspend.rs).
+//! are made with suspend.rs, so a handler can suspend on them.
 
 use mlua::{Lua, MultiValue, Value};
 
-use cove_caps::crypto::{Arg, ArgValue, CryptoFn, Out, FUNCTIONS};
+use cove_caps::crypto::{Arg, ArgValue, CryptoFn, CryptoResult, Out, FUNCTIONS};
+use cove_core::{Job, JobOutput};
+
+use crate::suspend::{output, slow_function, Start};
 
 pub(crate) fn args_of(f: &CryptoFn, args: &MultiValue) -> mlua::Result<Vec<ArgValue>> {
     f.args
@@ -49,20 +52,31 @@ pub(crate) fn to_lua(lua: &Lua, out: Out) -> mlua::Result<MultiValue> {
     }
 }
 
+/// A slow function's job output as Lua results.
+fn finish(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
+    match output::<CryptoResult>(out) {
+        Ok(Ok(out)) => to_lua(lua, out).map(Ok),
+        Ok(Err(e)) => Ok(Err(e.to_string())),
+        Err(msg) => Ok(Err(msg)),
+    }
+}
+
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     let t = lua.create_table()?;
     for f in FUNCTIONS {
-        let func = lua.create_function(move |lua, args: MultiValue| {
-            let args = args_of(f, &args)?;
-            let out = f
-                .call(&args, f.lua)
-                .map_err(|e| mlua::Error::runtime(e.to_string()))?;
-            to_lua(lua, out)
-        })?;
         let func = if f.slow {
-            crate::suspend::wrap(lua, func, f.lua)?
+            slow_function(lua, move |_, args| {
+                let args = args_of(f, &args)?;
+                Ok(Start::Job(Job::new(move || f.call(&args, f.lua)), finish))
+            })?
         } else {
-            func
+            lua.create_function(move |lua, args: MultiValue| {
+                let args = args_of(f, &args)?;
+                let out = f
+                    .call(&args, f.lua)
+                    .map_err(|e| mlua::Error::runtime(e.to_string()))?;
+                to_lua(lua, out)
+            })?
         };
         t.raw_set(f.lua, func)?;
     }

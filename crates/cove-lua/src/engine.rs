@@ -45,7 +45,7 @@ pub struct ReqState {
     /// The latest write group this request's statements ran in.
     touched: Option<u64>,
     /// The handler's coroutine while it waits on a job (suspend.rs).
-    suspended: Option<mlua::Thread>,
+    suspended: Option<suspend::Suspended>,
 }
 
 /// Install the globals and run the prelude; returns its dispatcher.
@@ -53,6 +53,8 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     globals::install_time(lua)?;
     globals::install_log(lua)?;
     crate::crypto::install(lua)?;
+    crate::http::install(lua)?;
+    crate::smtp::install(lua)?;
     app_api::install(lua)?;
     let raw = lua.create_table()?;
     globals::add_raw(lua, &raw)?;
@@ -204,11 +206,11 @@ impl Engine for LuaEngine {
         ex: &mut Exchange,
         st: &mut ReqState,
     ) -> Result<Flow, ScriptError> {
-        let thread = st.suspended.take().ok_or_else(|| ScriptError {
+        let suspended = st.suspended.take().ok_or_else(|| ScriptError {
             message: "resumed a call that was not suspended".into(),
         })?;
         let outcome = self.lend(ex, st, None, |_, _| {
-            suspend::resume(&self.lua, thread, output)
+            suspend::resume(&self.lua, suspended, output)
         });
         self.settle(outcome, ex, st)
     }
@@ -255,8 +257,8 @@ impl LuaEngine {
                 }
                 Ok(flow_of(&flow))
             }
-            Run::Wait(job, thread) => {
-                st.suspended = Some(thread);
+            Run::Wait(job, suspended) => {
+                st.suspended = Some(suspended);
                 ex.pending = Some(job);
                 Ok(Flow::Continue)
             }

@@ -1,5 +1,6 @@
-//! Suspending a Lua handler while slow work (a PBKDF2 hash) runs off the
-//! worker's thread, so the worker keeps serving its other connections.
+//! Suspending a Lua handler while slow work (a PBKDF2 hash, an outbound
+//! http request, an smtp send) runs off the worker's thread, so the worker
+//! keeps serving its other connections.
 //!
 //! A handler runs as a plain call — no coroutine, nothing extra per request.
 //! The first time one calls a slow function it runs inline (stalling the
@@ -7,16 +8,52 @@
 //! handler runs as a coroutine, and the slow function yields a job to the
 //! engine instead of running. The engine hands the job to the server and
 //! resumes the coroutine with its result.
+//!
+//! A slow function is made by [`slow_function`] from one `prepare` closure:
+//! it checks and converts the arguments on the worker's thread and returns
+//! either a [`Start::Job`] (the blocking work and the [`Finish`] that turns
+//! its output into Lua values) or, when there is nothing to wait for,
+//! [`Start::Done`] with the results.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use mlua::prelude::LuaThreadStatus as ThreadStatus;
-use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
+use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Thread, UserData, Value};
 
-use cove_caps::crypto::{CryptoResult, FUNCTIONS};
 use cove_core::{HandlerId, Job, JobOutput};
 use cove_db::Db;
+
+use crate::error::describe;
+
+/// Turns a job's output into the function's results, or the message to raise.
+pub(crate) type Finish = fn(&Lua, JobOutput) -> mlua::Result<Result<MultiValue, String>>;
+
+/// What a slow function's `prepare` decided.
+pub(crate) enum Start {
+    /// Blocking work, run off the thread when the handler can suspend.
+    Job(Job, Finish),
+    /// Nothing to wait for: the results (at most two values).
+    Done(MultiValue),
+}
+
+/// The job a call prepared, between the wrapper's steps.
+struct Pending(Option<(Job, Finish)>);
+
+impl UserData for Pending {}
+
+/// A handler waiting on a job: its coroutine and how to read the output.
+pub(crate) struct Suspended {
+    thread: Thread,
+    finish: Finish,
+}
+
+/// The output of a job that made a `T`; a mismatch is an internal error.
+pub(crate) fn output<T: 'static>(out: JobOutput) -> Result<T, String> {
+    out.downcast::<T>()
+        .map(|b| *b)
+        .map_err(|_| "the background job failed".to_string())
+}
 
 /// Per-VM suspension state, kept in the Lua app data.
 pub(crate) struct Suspend {
@@ -35,21 +72,34 @@ pub(crate) struct Suspend {
 pub(crate) enum Run {
     /// The dispatcher's `flow, req`.
     Done(Value, Option<Table>),
-    Wait(Job, Thread),
+    Wait(Job, Suspended),
 }
 
-/// The wrapper around a slow function: yield a job when running as a
-/// suspendable handler, else mark the handler and run inline.
+// How `prepare` and `run` report to the wrapper: raise the message, a
+// prepared job to run or yield, or the results.
+const RAISE: i64 = 0;
+const JOB: i64 = 1;
+const DONE: i64 = 2;
+
+/// The wrapper around a slow function: yield the prepared job when running
+/// as a suspendable handler, else mark the handler and run it inline.
+/// Failures raise as strings positioned at the caller, like the prelude's.
 const WRAPPER: &str = r#"
-local raw, can_suspend, mark_slow, yield, marker, name = ...
+local prepare, run, can_suspend, mark_slow, yield, marker = ...
 return function(...)
-  if can_suspend() then
-    local ok, a, b = yield(marker, name, ...)
-    if ok then return a, b end
+  local how, a, b = prepare(...)
+  if how == 1 then
+    if can_suspend() then
+      how, a, b = yield(marker, a)
+    else
+      mark_slow()
+      how, a, b = run(a)
+    end
+  end
+  if how == 0 then
     error(a, 2)
   end
-  mark_slow()
-  return raw(...)
+  return a, b
 end
 "#;
 
@@ -97,8 +147,49 @@ impl Suspend {
     }
 }
 
-/// Wrap the Lua function `raw` (the slow crypto function `name`).
-pub(crate) fn wrap(lua: &Lua, raw: Function, name: &str) -> mlua::Result<Function> {
+fn raise(lua: &Lua, msg: &str) -> mlua::Result<MultiValue> {
+    Ok(MultiValue::from_iter([
+        Value::Integer(RAISE),
+        Value::String(lua.create_string(msg)?),
+    ]))
+}
+
+/// `finish`'s results as the wrapper reads them.
+fn finished(lua: &Lua, finish: Finish, out: JobOutput) -> mlua::Result<MultiValue> {
+    match finish(lua, out) {
+        Ok(Ok(mut values)) => {
+            values.push_front(Value::Integer(DONE));
+            Ok(values)
+        }
+        Ok(Err(msg)) => raise(lua, &msg),
+        Err(e) => raise(lua, &describe(&e)),
+    }
+}
+
+/// A Lua function whose work may run off the worker's thread; `prepare`
+/// errors raise at the caller.
+pub(crate) fn slow_function<F>(lua: &Lua, prepare: F) -> mlua::Result<Function>
+where
+    F: Fn(&Lua, MultiValue) -> mlua::Result<Start> + 'static,
+{
+    let prepare = lua.create_function(move |lua, args: MultiValue| match prepare(lua, args) {
+        Ok(Start::Job(job, finish)) => Ok(MultiValue::from_iter([
+            Value::Integer(JOB),
+            Value::UserData(lua.create_userdata(Pending(Some((job, finish))))?),
+        ])),
+        Ok(Start::Done(mut values)) => {
+            values.push_front(Value::Integer(DONE));
+            Ok(values)
+        }
+        Err(e) => raise(lua, &describe(&e)),
+    })?;
+    let run = lua.create_function(|lua, pending: AnyUserData| {
+        let taken = pending.borrow_mut::<Pending>()?.0.take();
+        match taken {
+            Some((job, finish)) => finished(lua, finish, job.run()),
+            None => raise(lua, "a slow function's job ran twice"),
+        }
+    })?;
     let can_suspend = lua.create_function(|lua, ()| {
         let st = state(lua)?;
         let inside = st.running.borrow().as_ref() == Some(&lua.current_thread());
@@ -114,12 +205,12 @@ pub(crate) fn wrap(lua: &Lua, raw: Function, name: &str) -> mlua::Result<Functio
     let yield_fn: Function = coroutine.raw_get("yield")?;
     let marker = state(lua)?.marker.clone();
     lua.load(WRAPPER).set_name("=[cove]").call((
-        raw,
+        prepare,
+        run,
         can_suspend,
         mark_slow,
         yield_fn,
         marker,
-        name,
     ))
 }
 
@@ -130,25 +221,9 @@ pub(crate) fn start(lua: &Lua, dispatch: &Function, args: MultiValue) -> mlua::R
 }
 
 /// Resume a suspended handler with its job's output.
-pub(crate) fn resume(lua: &Lua, thread: Thread, output: JobOutput) -> mlua::Result<Run> {
-    let args = match output.downcast::<CryptoResult>() {
-        Ok(result) => match *result {
-            Ok(out) => {
-                let mut values = crate::crypto::to_lua(lua, out)?;
-                values.push_front(Value::Boolean(true));
-                values
-            }
-            Err(e) => MultiValue::from_iter([
-                Value::Boolean(false),
-                Value::String(lua.create_string(e.to_string())?),
-            ]),
-        },
-        Err(_) => MultiValue::from_iter([
-            Value::Boolean(false),
-            Value::String(lua.create_string("the background job failed")?),
-        ]),
-    };
-    step(lua, thread, args)
+pub(crate) fn resume(lua: &Lua, suspended: Suspended, output: JobOutput) -> mlua::Result<Run> {
+    let args = finished(lua, suspended.finish, output)?;
+    step(lua, suspended.thread, args)
 }
 
 fn step(lua: &Lua, thread: Thread, args: MultiValue) -> mlua::Result<Run> {
@@ -165,24 +240,20 @@ fn step(lua: &Lua, thread: Thread, args: MultiValue) -> mlua::Result<Run> {
         };
         return Ok(Run::Done(flow, req));
     }
-    let job = job_of(lua, values)?;
-    Ok(Run::Wait(job, thread))
+    let (job, finish) = job_of(lua, values)?;
+    Ok(Run::Wait(job, Suspended { thread, finish }))
 }
 
-/// The job a slow function yielded: `marker, name, args...`.
-fn job_of(lua: &Lua, values: MultiValue) -> mlua::Result<Job> {
+/// The job a slow function yielded: `marker, pending`.
+fn job_of(lua: &Lua, values: MultiValue) -> mlua::Result<(Job, Finish)> {
     let mut it = values.into_iter();
     let marker = state(lua)?.marker.clone();
     match (it.next(), it.next()) {
-        (Some(Value::Table(t)), Some(Value::String(name))) if t == marker => {
-            let name = name.to_str()?.to_string();
-            let f = FUNCTIONS
-                .iter()
-                .find(|f| f.lua == name)
-                .ok_or_else(|| mlua::Error::runtime(format!("no slow function {name}")))?;
-            let args = crate::crypto::args_of(f, &it.collect())?;
-            Ok(Job::new(move || f.call(&args, f.lua)))
-        }
+        (Some(Value::Table(t)), Some(Value::UserData(pending))) if t == marker => pending
+            .borrow_mut::<Pending>()?
+            .0
+            .take()
+            .ok_or_else(|| mlua::Error::runtime("a slow function's job ran twice")),
         _ => Err(mlua::Error::runtime(
             "attempt to yield from outside a coroutine (a handler cannot yield)",
         )),

@@ -20,6 +20,10 @@ type Cases = Rc<RefCell<Vec<(String, Function)>>>;
 pub fn run_suite(app: LuaApp, files: &AppFiles, test_files: &[String], suite: &mut Suite) {
     let app = Rc::new(app);
     let lua = app.engine.lua.clone();
+    // Hull: http and smtp are never configured in tests.
+    if let Some(mut st) = lua.app_data_mut::<crate::app_api::AppState>() {
+        st.registry.disable_outbound();
+    }
     let cases: Cases = Rc::default();
     if let Err(e) = install(&lua, Rc::downgrade(&app), cases.clone()) {
         suite.load_error(&describe(&e));
