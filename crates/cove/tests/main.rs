@@ -16,6 +16,7 @@ mod js;
 mod limits;
 mod middleware;
 mod migrate;
+mod outbound;
 mod response;
 mod routing;
 mod sandbox;
