@@ -253,3 +253,26 @@ fn network_failures_say_why() {
     assert!(e.message.contains("larger than 4194304 bytes"), "{e}");
     let _ = server.join();
 }
+
+#[test]
+fn request_sends_a_body_with_any_method() {
+    let (port, server) = serve_once(b"HTTP/1.1 204 No Content\r\n\r\n".to_vec());
+    let request = FUNCTIONS.iter().find(|f| f.js == "request").unwrap();
+    let r = request.request(
+        Some("get".into()),
+        format!("http://127.0.0.1:{port}/"),
+        Some(b"q".to_vec()),
+        vec![],
+    );
+    let res = request
+        .prepare(&hosts(&["127.0.0.1"]), r)
+        .unwrap()
+        .send()
+        .unwrap();
+    assert_eq!((res.status, res.body.len()), (204, 0));
+    let seen = server.join().unwrap();
+    assert!(
+        seen.starts_with("GET / HTTP/1.1\r\n") && seen.ends_with("\r\n\r\nq"),
+        "{seen}"
+    );
+}
