@@ -1,4 +1,4 @@
-//! `crypto` (Hull §6.5): the 19 functions, declared once here with their
+//! `crypto` (Hull §6.5): the 19 functions (and two Cove additions), declared once here with their
 //! Lua and JS names; each binding registers from [`FUNCTIONS`] and only
 //! converts arguments and results. Hex is lowercase; keys, nonces and
 //! signatures travel as hex, data as bytes.
@@ -94,7 +94,7 @@ macro_rules! f {
     };
 }
 
-/// Every crypto function, in Hull's order.
+/// Every crypto function, in Hull's order, then Cove's additions.
 pub const FUNCTIONS: &[CryptoFn] = &[
     f!("sha256", "sha256", [B], primitives::sha256),
     f!("sha512", "sha512", [B], primitives::sha512),
@@ -174,6 +174,16 @@ pub const FUNCTIONS: &[CryptoFn] = &[
         "base64urlDecode",
         [B],
         primitives::base64url_decode
+    ),
+    // Cove additions for hull.jwt: the JWS HS256 signature with the secret's
+    // own bytes as key. Scripts cannot base64url raw MAC bytes in JS (strings
+    // are UTF-8 there), which is what made Hull's JS tokens non-standard.
+    f!("hs256_sign", "hs256Sign", [B, B], primitives::hs256_sign),
+    f!(
+        "hs256_verify",
+        "hs256Verify",
+        [B, B, B],
+        primitives::hs256_verify
     ),
 ];
 

@@ -93,3 +93,29 @@ pub(super) fn base64url_encode(a: &[ArgValue]) -> CryptoResult {
 pub(super) fn base64url_decode(a: &[ArgValue]) -> CryptoResult {
     Ok(Out::Text(URL_SAFE_NO_PAD.decode(bytes(a, 0)).ok()))
 }
+
+/// HMAC-SHA256 keyed with the secret's bytes as given (RFC 7518 §3.2), not hex.
+fn hs256(data: &[u8], secret: &[u8]) -> Result<[u8; 32], CryptoError> {
+    if secret.is_empty() {
+        return Err(CryptoError("secret must not be empty".into()));
+    }
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).map_err(|e| CryptoError(e.to_string()))?;
+    mac.update(data);
+    Ok(mac.finalize().into_bytes().into())
+}
+
+/// `hs256_sign(data, secret)` → the unpadded base64url signature of a JWS.
+pub(super) fn hs256_sign(a: &[ArgValue]) -> CryptoResult {
+    Ok(Out::Str(URL_SAFE_NO_PAD.encode(hs256(bytes(a, 0), bytes(a, 1))?)))
+}
+
+/// `hs256_verify(data, secret, signature)`: compared in constant time; a
+/// signature that is not base64url of 32 bytes simply does not match.
+pub(super) fn hs256_verify(a: &[ArgValue]) -> CryptoResult {
+    let actual = hs256(bytes(a, 0), bytes(a, 1))?;
+    let ok = URL_SAFE_NO_PAD
+        .decode(bytes(a, 2))
+        .map(|sig| bool::from(actual.ct_eq(&sig[..])))
+        .unwrap_or(false);
+    Ok(Out::Bool(ok))
+}

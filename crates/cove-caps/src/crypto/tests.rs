@@ -38,11 +38,34 @@ const MSG: &[u8] = b"hello, cove";
 
 #[test]
 fn every_hull_function_is_declared_once_with_both_names() {
-    assert_eq!(FUNCTIONS.len(), 19);
+    // Hull's 19, then Cove's hs256_sign and hs256_verify.
+    assert_eq!(FUNCTIONS.len(), 21);
     let mut lua: Vec<_> = FUNCTIONS.iter().map(|f| f.lua).collect();
     lua.sort_unstable();
     lua.dedup();
-    assert_eq!(lua.len(), 19);
+    assert_eq!(lua.len(), 21);
+}
+
+/// RFC 7515 Appendix A.1: the JWS HS256 example (key from its JWK `k`).
+#[test]
+fn hs256_matches_rfc_7515() {
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(
+            "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow",
+        )
+        .unwrap();
+    let input = b"eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.\
+eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ";
+    let sig = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    assert_eq!(s("hs256_sign", &[input, &key]), sig);
+    assert!(b("hs256_verify", &[input, &key, sig.as_bytes()]));
+    assert!(!b("hs256_verify", &[b"other", &key, sig.as_bytes()]));
+    // Not base64url, padded, or of the wrong length: no match, no error.
+    for bad in ["", "dBjf!", "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk=", "dBjf"] {
+        assert!(!b("hs256_verify", &[input, &key, bad.as_bytes()]), "{bad}");
+    }
+    assert!(call("hs256_sign", &[input, b""]).is_err(), "empty secret");
 }
 
 #[test]
