@@ -106,7 +106,9 @@ fn hs256(data: &[u8], secret: &[u8]) -> Result<[u8; 32], CryptoError> {
 
 /// `hs256_sign(data, secret)` → the unpadded base64url signature of a JWS.
 pub(super) fn hs256_sign(a: &[ArgValue]) -> CryptoResult {
-    Ok(Out::Str(URL_SAFE_NO_PAD.encode(hs256(bytes(a, 0), bytes(a, 1))?)))
+    Ok(Out::Str(
+        URL_SAFE_NO_PAD.encode(hs256(bytes(a, 0), bytes(a, 1))?),
+    ))
 }
 
 /// `hs256_verify(data, secret, signature)`: compared in constant time; a

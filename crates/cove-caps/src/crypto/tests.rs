@@ -62,7 +62,12 @@ eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19y
     assert!(b("hs256_verify", &[input, &key, sig.as_bytes()]));
     assert!(!b("hs256_verify", &[b"other", &key, sig.as_bytes()]));
     // Not base64url, padded, or of the wrong length: no match, no error.
-    for bad in ["", "dBjf!", "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk=", "dBjf"] {
+    for bad in [
+        "",
+        "dBjf!",
+        "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk=",
+        "dBjf",
+    ] {
         assert!(!b("hs256_verify", &[input, &key, bad.as_bytes()]), "{bad}");
     }
     assert!(call("hs256_sign", &[input, b""]).is_err(), "empty secret");
