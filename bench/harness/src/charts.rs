@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::plan::Kind;
-use crate::report::{chart_name, group, server_name, sweep_servers};
+use crate::report::{chart_name, group, server_name, sweep_servers, table_servers};
 use crate::runner::Run;
 use crate::summary::summarize_cell;
 use crate::svg::{bar_chart, line_chart, Bar, Series};
@@ -65,6 +65,17 @@ pub fn write_all(run: &Run, dir: &Path) -> Result<usize> {
             )?;
         }
     }
+    let ratios = template_ratio_bars(run);
+    if !ratios.is_empty() {
+        put(
+            "templates-ratio.svg".into(),
+            bar_chart(
+                "Template routes: CPU/request ÷ the same server's /health (target: /full ≤ 2.0×)",
+                "× /health",
+                &ratios,
+            ),
+        )?;
+    }
     let mut p50 = Vec::new();
     let mut p99 = Vec::new();
     for i in sweep_servers(run) {
@@ -99,6 +110,33 @@ pub fn write_all(run: &Run, dir: &Path) -> Result<usize> {
         }
     }
     Ok(n)
+}
+
+/// One bar per template route other than `/health` and runtime: its CPU
+/// ratio to `/health` (median, min–max over rounds).
+fn template_ratio_bars(run: &Run) -> Vec<Bar> {
+    let table = Table::Templates;
+    let mut bars = Vec::new();
+    for i in table_servers(run, table) {
+        let server = &run.servers[i];
+        for c in run
+            .cells
+            .iter()
+            .filter(|c| c.m.table == table && c.m.server == i)
+            .filter(|c| Some(c.m.workload.name) != table.reference())
+        {
+            if let Some(q) = summarize_cell(run, c).ref_ratio {
+                bars.push(Bar {
+                    label: format!("{} {}", plain(&server_name(server)), c.m.workload.path),
+                    value: q.median,
+                    min: Some(q.min),
+                    max: Some(q.max),
+                    highlight: c.m.workload.name == "tpl-full",
+                });
+            }
+        }
+    }
+    bars
 }
 
 const START: &str = "<!-- bench:report:start -->";

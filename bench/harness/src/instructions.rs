@@ -7,12 +7,13 @@
 //! process with a fresh SQLite file: once answering N requests, once 10·N.
 //! Requests go one after another over one keep-alive connection (the small
 //! client below), then SIGTERM stops the server gracefully (Cove drains and
-//! exits 0) and callgrind writes its total `Ir`. Every app run first sends
-//! 25 × `GET /` (the hello app's INSERT route) so that `GET /visits` has its
+//! exits 0) and callgrind writes its total `Ir`. Every run of the hello app
+//! first sends 25 × `GET /` (its INSERT route) so that `GET /visits` has its
 //! 20 rows to return. Start-up, seeding and shutdown cost the same in both
 //! runs, so (I(10N) − I(N)) / 9N is the cost of one request. `cove
 //! baseline` (no script) is measured the same way and comes first, as the
-//! denominator of the ratios.
+//! denominator of the hello app's ratios; the template app's routes are
+//! compared with its own `/health` (Hull's template table).
 //!
 //! The counts cover every thread of the server process, user space only
 //! (no kernel time), with a 1-worker server and one client: no contention.
@@ -30,8 +31,8 @@ use anyhow::{anyhow, bail, Context, Result};
 /// Start-up, shutdown and single requests are slow under valgrind.
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `(path, count)`: the GET requests every app run starts with.
-const SEED: (&str, u64) = ("/", 25);
+/// `(path, count)`: the GET requests every run of the hello app starts with.
+pub const SEED: (&str, u64) = ("/", 25);
 
 /// One request to measure.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,9 +62,35 @@ pub fn baseline_route() -> Route {
     }
 }
 
+/// One route of one server to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// `cove-baseline`, `cove-lua`, `cove-js-tpl`: the harness's server keys.
+    pub server: String,
+    /// The app to serve; `None`: `cove baseline`.
+    pub app: Option<PathBuf>,
+    /// GET requests sent before the measured ones (`(path, count)`).
+    pub seed: Option<(&'static str, u64)>,
+    pub route: Route,
+}
+
+impl Job {
+    /// `cove baseline`, asked `GET /`.
+    pub fn baseline() -> Job {
+        Job {
+            server: "cove-baseline".to_string(),
+            app: None,
+            seed: None,
+            route: baseline_route(),
+        }
+    }
+}
+
 /// The result for one route.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Count {
+    /// The server key of the job.
+    pub server: String,
     pub route: String,
     /// `GET /health`.
     pub label: String,
@@ -76,16 +103,9 @@ pub struct Count {
     pub n: u64,
 }
 
-/// Measure `cove baseline` and then every route of `app`, N and 10·N
-/// requests each. The first entry of the result is the baseline.
+/// Measure every job, N and 10·N requests each, in order.
 /// `progress` gets a line before every run.
-pub fn measure(
-    cove: &Path,
-    app: &Path,
-    routes: &[Route],
-    n: u64,
-    progress: &dyn Fn(&str),
-) -> Result<Vec<Count>> {
+pub fn measure(cove: &Path, jobs: &[Job], n: u64, progress: &dyn Fn(&str)) -> Result<Vec<Count>> {
     let Some(large_n) = n.checked_mul(10).filter(|_| n > 0) else {
         bail!("the number of requests must be between 1 and u64::MAX / 10");
     };
@@ -96,20 +116,27 @@ pub fn measure(
             cove.display()
         );
     }
-    let app = app
+    // Each run's working directory is its scratch folder: a relative path
+    // would not resolve there.
+    let cove = &cove
         .canonicalize()
-        .with_context(|| format!("app {} not found", app.display()))?;
+        .with_context(|| format!("cannot resolve {}", cove.display()))?;
     let scratch = Scratch::new()?;
-    let baseline = baseline_route();
-    let jobs: Vec<(bool, &Route)> = std::iter::once((true, &baseline))
-        .chain(routes.iter().map(|r| (false, r)))
-        .collect();
     let mut counts = Vec::new();
-    for (i, (is_baseline, route)) in jobs.iter().enumerate() {
+    for (i, job) in jobs.iter().enumerate() {
+        let route = &job.route;
+        let app = match &job.app {
+            Some(app) => Some(
+                app.canonicalize()
+                    .with_context(|| format!("app {} not found", app.display()))?,
+            ),
+            None => None,
+        };
         let mut totals = [0u64; 2];
         for (k, requests) in [n, large_n].into_iter().enumerate() {
             progress(&format!(
-                "instructions: {} ({}), {requests} requests under callgrind ({}/{})",
+                "instructions: {} {} ({}), {requests} requests under callgrind ({}/{})",
+                job.server,
                 route.name,
                 route.label(),
                 2 * i + k + 1,
@@ -118,21 +145,20 @@ pub fn measure(
             // One fresh directory per run: its callgrind file and database.
             let dir = scratch.0.join(format!("{i}-{k}"));
             std::fs::create_dir_all(&dir)?;
-            let mut args: Vec<OsString> = if *is_baseline {
-                vec!["baseline".into()]
-            } else {
-                vec!["-d".into(), dir.join("bench.db").into()]
+            let mut args: Vec<OsString> = match &app {
+                None => vec!["baseline".into()],
+                Some(_) => vec!["-d".into(), dir.join("bench.db").into()],
             };
             args.extend(["-p", "0", "--workers", "1"].map(OsString::from));
-            if !is_baseline {
+            if let Some(app) = &app {
                 args.push(app.clone().into());
             }
-            let seed = if *is_baseline { None } else { Some(SEED) };
-            totals[k] = run_once(cove, &args, &dir, seed, route, requests)
+            totals[k] = run_once(cove, &args, &dir, job.seed, route, requests)
                 .with_context(|| format!("{} with {requests} requests", route.label()))?;
         }
         let [small, large] = totals;
         counts.push(Count {
+            server: job.server.clone(),
             route: route.name.clone(),
             label: route.label(),
             per_request: (large as f64 - small as f64) / (9 * n) as f64,
@@ -513,26 +539,86 @@ impl Conn {
     }
 }
 
-/// A table of the counts (the first is the baseline) with a line on method.
+fn per_request(c: &Count) -> String {
+    if c.per_request >= 0.0 {
+        crate::report::thousands(c.per_request)
+    } else {
+        format!("{:.0}", c.per_request)
+    }
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if b > 0.0 {
+        format!("{:.2}×", a / b)
+    } else {
+        "—".to_string()
+    }
+}
+
+/// Whether a count belongs to the template table (its own section).
+fn is_template(c: &Count) -> bool {
+    c.server.ends_with("-tpl")
+}
+
+/// The counts' tables, with a line on method: the baseline and the hello
+/// app's routes (ratios to the baseline), then the template app per runtime
+/// (ratios to its own `/health`).
 pub fn markdown(counts: &[Count]) -> String {
-    let mut out =
-        String::from("| route | instructions/request | ratio to baseline |\n|---|---:|---:|\n");
-    let base = counts.first().map(|c| c.per_request).unwrap_or(0.0);
-    for c in counts {
-        let per = if c.per_request >= 0.0 {
-            crate::report::thousands(c.per_request)
-        } else {
-            format!("{:.0}", c.per_request)
-        };
-        let ratio = if base > 0.0 {
-            format!("{:.2}×", c.per_request / base)
-        } else {
-            "—".to_string()
-        };
-        out.push_str(&format!(
-            "| `{}` {} | {per} | {ratio} |\n",
-            c.label, c.route
-        ));
+    let mut out = String::new();
+    let main: Vec<&Count> = counts.iter().filter(|c| !is_template(c)).collect();
+    if !main.is_empty() {
+        out += "| route | instructions/request | ratio to baseline |\n|---|---:|---:|\n";
+        let base = main
+            .iter()
+            .find(|c| c.server == "cove-baseline")
+            .map_or(0.0, |c| c.per_request);
+        for c in &main {
+            out += &format!(
+                "| `{}` {} | {} | {} |\n",
+                c.label,
+                c.route,
+                per_request(c),
+                ratio(c.per_request, base)
+            );
+        }
+    }
+    let mut servers: Vec<&str> = Vec::new();
+    for c in counts.iter().filter(|c| is_template(c)) {
+        if !servers.contains(&c.server.as_str()) {
+            servers.push(&c.server);
+        }
+    }
+    if !servers.is_empty() {
+        let routes = crate::workloads::Table::Templates.workloads();
+        if !out.is_empty() {
+            out += "\n";
+        }
+        out += "Hull's template table (bench/apps/templates); each cell: instructions/request \
+                (÷ the same runtime's `/health`).\n\n| server |";
+        for w in &routes {
+            out += &format!(" `{}` |", w.path);
+        }
+        out += " `/full` ÷ `/health` |\n|---|";
+        out += &"---:|".repeat(routes.len() + 1);
+        out += "\n";
+        for server in servers {
+            let find = |name: &str| {
+                counts
+                    .iter()
+                    .find(|c| c.server == server && c.route == name)
+            };
+            let health = find("tpl-health").map_or(0.0, |c| c.per_request);
+            out += &format!("| {server} |");
+            for w in &routes {
+                out += &match find(w.name) {
+                    Some(c) if w.name == "tpl-health" => format!(" {} |", per_request(c)),
+                    Some(c) => format!(" {} ({}) |", per_request(c), ratio(c.per_request, health)),
+                    None => " – |".to_string(),
+                };
+            }
+            let full = find("tpl-full").map_or("–".to_string(), |c| ratio(c.per_request, health));
+            out += &format!(" **{full}** |\n");
+        }
     }
     if let Some(c) = counts.first() {
         out.push_str(&format!(
@@ -624,6 +710,14 @@ totals: 126651
     #[test]
     fn markdown_table_with_ratios() {
         let count = |route: &str, label: &str, per_request: f64| Count {
+            server: if route == "baseline" {
+                "cove-baseline"
+            } else if route.starts_with("tpl-") {
+                "cove-js-tpl"
+            } else {
+                "cove-lua"
+            }
+            .to_string(),
             route: route.to_string(),
             label: label.to_string(),
             per_request,
@@ -641,5 +735,20 @@ totals: 126651
             "{md}"
         );
         assert!(md.contains("N = 2000"));
+        assert!(!md.contains("template table"));
+        let md = markdown(&[
+            count("baseline", "GET /", 8_000.0),
+            count("tpl-health", "GET /health", 20_000.0),
+            count("tpl-simple", "GET /simple", 25_000.0),
+            count("tpl-full", "GET /full", 50_000.0),
+        ]);
+        assert!(md.contains("| `GET /` baseline | 8,000 | 1.00× |"), "{md}");
+        assert!(!md.contains("tpl-health |"), "{md}");
+        assert!(
+            md.contains(
+                "| cove-js-tpl | 20,000 | 25,000 (1.25×) | – | 50,000 (2.50×) | **2.50×** |"
+            ),
+            "{md}"
+        );
     }
 }

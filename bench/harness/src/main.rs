@@ -44,6 +44,8 @@ pub struct Config {
     pub app: PathBuf,
     /// The JavaScript twin of `app`.
     pub js_app: PathBuf,
+    /// The template app's folder (app.lua and app.js): the templates table.
+    pub templates: PathBuf,
     pub root: PathBuf,
     pub out_dir: PathBuf,
     pub server_core: u32,
@@ -58,11 +60,13 @@ cove-bench: Cove and its peers on the same machine (run it through bench/run)
 
 Installs the peer servers of bench/peers/ into bench/.peers/, starts Cove
 (its scriptless baseline, the Lua and the JavaScript app of
-bench/apps/hello/) and every peer in its single-worker configuration pinned
-to core 0 (plus two-worker variants on both cores), checks every route's
-response, then drives them with wrk (-t1, pinned to core 1) in interleaved
-rounds. Reports req/s, p50/p99, server CPU-µs per request (whole process
-tree, from /proc), the CPU ratio to the raw baseline, memory and size.
+bench/apps/hello/, and of bench/apps/templates/ for the template table) and
+every peer in its single-worker configuration pinned to core 0 (plus
+two-worker variants on both cores), checks every route's response, then
+drives them with wrk (-t1, pinned to core 1) in interleaved rounds. Reports
+req/s, p50/p99, server CPU-µs per request (whole process tree, from /proc),
+the CPU ratio to the raw baseline (template routes also to their own
+/health), memory and size.
 Writes bench/results/latest.md, latest.json and SVG charts; a full run (no
 --quick, no --only) also updates docs/benchmarks.md.
 
@@ -74,17 +78,20 @@ Options:
   --connections N    wrk connections (default 50; the sweep uses 1, 10, 50, 200)
   --only PATTERN     only measurements whose id `table:server:workload@conns`
                      contains PATTERN (repeatable). Tables: hello routing
-                     hull-http sqlite sweep multi. E.g. --only hello:
-                     --only :cove-lua: --only @200
+                     hull-http sqlite sweep multi templates. E.g. --only
+                     hello: --only :cove-lua: --only @200 --only templates:
+                     (also filters --instructions, on table:server:workload)
   --peers a,b        only these peers (names from bench/peers/*/peer.json)
   --no-peers         Cove only
   --skip-install     use bench/.peers as it is; do not run install scripts
   --instructions     deterministic mode: user-space instructions per request
-                     of Cove's routes under valgrind (N and 10·N requests)
+                     under valgrind (N and 10·N requests) of the baseline,
+                     the Lua app's Hull HTTP routes and the template table
+                     in both runtimes
   --requests N       N for --instructions (default 2000)
   --cove PATH        cove binary (default: next to cove-bench)
   --app PATH         Lua app (default: bench/apps/hello/app.lua), also the
-                     one --instructions measures
+                     one --instructions measures the Hull HTTP routes of
   --js-app PATH      JavaScript app (default: bench/apps/hello/app.js)
   --out DIR          results directory (default: bench/results)
   -h, --help         this text";
@@ -110,6 +117,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
         cove: exe_dir.join("cove"),
         app: root.join("bench/apps/hello/app.lua"),
         js_app: root.join("bench/apps/hello/app.js"),
+        templates: root.join("bench/apps/templates"),
         out_dir: root.join("bench/results"),
         root,
         server_core: 0,
@@ -278,6 +286,57 @@ fn run(cfg: &Config) -> Result<()> {
     Ok(())
 }
 
+/// What `--instructions` measures: the baseline, the hello app's Hull
+/// HTTP routes (Lua), and the template table in both runtimes, filtered by
+/// `--only` on `table:server:workload` (a template route keeps its
+/// runtime's `/health`, the denominator of its ratio).
+fn instruction_jobs(cfg: &Config) -> Vec<instructions::Job> {
+    let route = |w: &workloads::Workload| instructions::Route {
+        name: w.name.to_string(),
+        method: w.method.to_string(),
+        path: w.path.to_string(),
+        body: w.body.map(String::from),
+    };
+    let mut candidates: Vec<(String, instructions::Job)> = Vec::new();
+    for w in ["health", "greet", "echo", "insert", "select20"]
+        .iter()
+        .filter_map(|n| workloads::workload(n))
+    {
+        let job = instructions::Job {
+            server: "cove-lua".to_string(),
+            app: Some(cfg.app.clone()),
+            seed: Some(instructions::SEED),
+            route: route(w),
+        };
+        candidates.push((format!("hull-http:cove-lua:{}", w.name), job));
+    }
+    let table = workloads::Table::Templates;
+    for lang in ["lua", "js"] {
+        let server = format!("cove-{lang}-tpl");
+        for w in table.workloads() {
+            let job = instructions::Job {
+                server: server.clone(),
+                app: Some(cfg.templates.join(format!("app.{lang}"))),
+                seed: None,
+                route: route(w),
+            };
+            candidates.push((format!("{}:{server}:{}", table.key(), w.name), job));
+        }
+    }
+    let picked = |id: &str| cfg.only.is_empty() || cfg.only.iter().any(|o| id.contains(o.as_str()));
+    let mut jobs = vec![instructions::Job::baseline()];
+    for (id, job) in &candidates {
+        let reference = table.reference() == Some(job.route.name.as_str())
+            && candidates
+                .iter()
+                .any(|(other, j)| j.server == job.server && picked(other));
+        if picked(id) || reference {
+            jobs.push(job.clone());
+        }
+    }
+    jobs
+}
+
 fn run_instructions(cfg: &Config) -> Result<()> {
     if !cfg.cove.is_file() {
         bail!(
@@ -287,19 +346,11 @@ fn run_instructions(cfg: &Config) -> Result<()> {
     }
     servers::install_signal_handler()?;
     let p = Progress::new();
-    let routes: Vec<instructions::Route> = ["health", "greet", "echo", "insert", "select20"]
-        .iter()
-        .filter_map(|n| workloads::workload(n))
-        .map(|w| instructions::Route {
-            name: w.name.to_string(),
-            method: w.method.to_string(),
-            path: w.path.to_string(),
-            body: w.body.map(String::from),
-        })
-        .collect();
-    let counts = instructions::measure(&cfg.cove, &cfg.app, &routes, cfg.instr_requests, &|m| {
-        p.status(m)
-    })?;
+    let jobs = instruction_jobs(cfg);
+    if jobs.len() == 1 {
+        bail!("--only {:?} matches no route of --instructions", cfg.only);
+    }
+    let counts = instructions::measure(&cfg.cove, &jobs, cfg.instr_requests, &|m| p.status(m))?;
     p.finish();
     let md = instructions::markdown(&counts);
     println!("{md}");
@@ -355,5 +406,35 @@ mod tests {
             .unwrap();
         assert!(i.instructions);
         assert_eq!(i.instr_requests, 100);
+    }
+
+    #[test]
+    fn instruction_jobs_follow_only() {
+        let ids = |a: &str| -> Vec<String> {
+            let c = parse_args(&args(a)).unwrap().unwrap();
+            instruction_jobs(&c)
+                .iter()
+                .map(|j| format!("{}:{}", j.server, j.route.name))
+                .collect()
+        };
+        let all = ids("--instructions");
+        assert_eq!(all.len(), 1 + 5 + 8);
+        assert_eq!(all[0], "cove-baseline:baseline");
+        assert_eq!(all[1], "cove-lua:health");
+        assert!(all.contains(&"cove-js-tpl:tpl-full".to_string()));
+        // A template route brings its runtime's /health; the baseline stays.
+        assert_eq!(
+            ids("--instructions --only :cove-js-tpl:tpl-full"),
+            [
+                "cove-baseline:baseline",
+                "cove-js-tpl:tpl-health",
+                "cove-js-tpl:tpl-full"
+            ]
+        );
+        assert_eq!(ids("--instructions --only templates:").len(), 1 + 8);
+        assert_eq!(ids("--instructions --only hull-http:").len(), 1 + 5);
+        let c = parse_args(&args("--only nothing")).unwrap().unwrap();
+        assert_eq!(instruction_jobs(&c).len(), 1);
+        assert!(c.templates.join("app.lua").is_file() && c.templates.join("app.js").is_file());
     }
 }

@@ -93,7 +93,7 @@ fn cores(cfg: &Config, workers: u32) -> String {
 
 /// Cove's servers: the baseline, then per runtime (Lua, JavaScript) the app
 /// on 1 and 2 workers and the app with group commit off (a reference for
-/// the write rows).
+/// the write rows), then per runtime the template app.
 pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
     let both = vec![Group::Http, Group::Sqlite];
     let mut out = vec![cove_def(
@@ -122,6 +122,18 @@ pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
             ),
             cove_def(cfg, &format!("{key}-2w"), &label, both.clone(), &[], 2, app),
         ]);
+    }
+    for (lang, name) in [("lua", "Lua"), ("js", "JS")] {
+        let app = cfg.templates.join(format!("app.{lang}"));
+        out.push(cove_def(
+            cfg,
+            &format!("cove-{lang}-tpl"),
+            &format!("Cove ({name}), template app"),
+            vec![Group::Templates],
+            &[],
+            1,
+            Some(&app),
+        ));
     }
     out
 }
@@ -197,6 +209,7 @@ fn in_table(table: Table, s: &ServerDef) -> bool {
         }
         Table::Sweep => s.workers == 1 && SWEEP.contains(&s.key.as_str()),
         Table::Multi => s.workers > 1,
+        Table::Templates => s.workers == 1 && s.groups.contains(&Group::Templates),
     }
 }
 
@@ -287,12 +300,14 @@ mod tests {
                 "cove-js",
                 "cove-js-nogroup",
                 "cove-js-2w",
+                "cove-lua-tpl",
+                "cove-js-tpl",
                 "bun",
                 "bun-2w",
                 "deno"
             ]
         );
-        let bun2 = &s[8];
+        let bun2 = &s[10];
         assert_eq!(bun2.launch.cores, "0,1");
         assert!(bun2.launch.env.contains(&("WORKERS".into(), "2".into())));
         assert_eq!(bun2.launch.program, PathBuf::from("/tmp/peers/bun/./run"));
@@ -312,6 +327,12 @@ mod tests {
         for key in ["cove-js", "cove-js-nogroup", "cove-js-2w"] {
             assert_eq!(app(key), (Kind::Cove, "app.js".into()), "{key}");
         }
+        let tpl = |key: &str| {
+            let d = s.iter().find(|d| d.key == key).unwrap();
+            d.launch.args.last().unwrap().to_string_lossy().into_owned()
+        };
+        assert!(tpl("cove-lua-tpl").ends_with("bench/apps/templates/app.lua"));
+        assert!(tpl("cove-js-tpl").ends_with("bench/apps/templates/app.js"));
         let js2 = s.iter().find(|d| d.key == "cove-js-2w").unwrap();
         assert_eq!((js2.workers, js2.label.as_str()), (2, "Cove (JS)"));
     }
@@ -333,8 +354,20 @@ mod tests {
         assert!(has("multi:bun-2w:json@50"));
         assert!(has("multi:cove-lua-2w:json@50"));
         assert!(!has("hello:bun-2w:json@50"));
+        // The template table: Cove's template app only, and nothing else on it.
+        let tpl: Vec<&String> = ids.iter().filter(|i| i.starts_with("templates:")).collect();
+        assert_eq!(tpl.len(), 8, "{tpl:?}");
+        assert!(has("templates:cove-lua-tpl:tpl-health@50"));
+        assert!(has("templates:cove-js-tpl:tpl-full@50"));
+        assert!(tpl
+            .iter()
+            .all(|i| i.contains(":cove-lua-tpl:") || i.contains(":cove-js-tpl:")));
+        assert!(ids
+            .iter()
+            .filter(|i| i.contains("-tpl:"))
+            .all(|i| i.starts_with("templates:")));
         // The JavaScript app gets the rows the Lua app has.
-        for table in ["hello", "routing", "hull-http", "sqlite", "sweep", "multi"] {
+        for table in TABLES.map(Table::key) {
             let lua: Vec<String> = ids
                 .iter()
                 .filter(|i| i.starts_with(&format!("{table}:cove-lua")))
@@ -355,5 +388,11 @@ mod tests {
             .iter()
             .all(|i| i.starts_with("sqlite:") || i.starts_with("hello:cove-baseline:")));
         assert!(ids.iter().any(|i| i == "hello:cove-baseline:json@50"));
+        let t = measurements(&s, 50, &["templates:".to_string()]);
+        let ids: Vec<String> = t.iter().map(|m| m.id(&s)).collect();
+        assert_eq!(
+            ids.iter().filter(|i| i.starts_with("templates:")).count(),
+            8
+        );
     }
 }

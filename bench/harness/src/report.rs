@@ -6,7 +6,7 @@ use crate::plan::{Kind, ServerDef};
 use crate::runner::{Cell, Run};
 use crate::summary::{speed_factors, summarize_cell, CellSummary};
 use crate::targets::{self, Verdict};
-use crate::workloads::{Table, Workload, TABLES};
+use crate::workloads::{workload, Table, Workload, TABLES};
 use crate::Config;
 
 /// 123456.7 → "123,457".
@@ -121,10 +121,15 @@ fn workload_table(run: &Run, table: Table, w: &Workload, chart: &str) -> String 
         return String::new();
     }
     let rows_col = w.rows.is_some();
+    let ref_col = table.reference().and_then(workload);
     let mut out = format!("### `{}`\n\n![{}]({chart})\n\n", w.label(), w.label());
     out += "| server | req/s median (min–max) | speed factor | p50 | p99 | CPU-µs/req | CPU vs baseline |";
+    if let Some(r) = ref_col {
+        out += &format!(" CPU vs `{}` |", r.path);
+    }
     out += if rows_col { " rows/s |\n" } else { "\n" };
     out += "|---|---:|---:|---:|---:|---:|---:|";
+    out += if ref_col.is_some() { "---:|" } else { "" };
     out += if rows_col { "---:|\n" } else { "\n" };
     let factors = speed_factors(
         &cells
@@ -146,6 +151,9 @@ fn workload_table(run: &Run, table: Table, w: &Workload, chart: &str) -> String 
             ms(s.p99_ms),
             ratio_cell(server, s),
         );
+        if ref_col.is_some() {
+            out += &format!(" {} |", summary_cell(s.ref_ratio, "×"));
+        }
         if rows_col {
             out += &format!(" {} |", s.rows_per_s.map_or("–".into(), thousands));
         }
@@ -154,15 +162,74 @@ fn workload_table(run: &Run, table: Table, w: &Workload, chart: &str) -> String 
     out + "\n"
 }
 
-/// The servers of the sweep, each once, in plan order.
-pub fn sweep_servers(run: &Run) -> Vec<usize> {
+/// `1.23× (1.20–1.30)`, or `–`.
+fn summary_cell(q: Option<crate::stats::Summary>, unit: &str) -> String {
+    q.map_or("–".into(), |q| {
+        format!("{:.2}{unit} ({:.2}–{:.2})", q.median, q.min, q.max)
+    })
+}
+
+/// The servers of a table's cells, each once, in plan order.
+pub fn table_servers(run: &Run, table: Table) -> Vec<usize> {
     let mut out: Vec<usize> = Vec::new();
-    for c in run.cells.iter().filter(|c| c.m.table == Table::Sweep) {
+    for c in run.cells.iter().filter(|c| c.m.table == table) {
         if !out.contains(&c.m.server) {
             out.push(c.m.server);
         }
     }
     out
+}
+
+/// The template table's overview: per server, each route's CPU-µs/req and
+/// its ratio to the same server's `/health` (the issue's target).
+fn templates_overview(run: &Run) -> String {
+    let table = Table::Templates;
+    let servers = table_servers(run, table);
+    if servers.is_empty() {
+        return String::new();
+    }
+    let ws = table.workloads();
+    let mut out = String::from(
+        "Cove only: the peers have no template routes. Each route's CPU/request is also \
+         divided by the same server's `GET /health` in the same round (median over rounds); \
+         the target is `/full` ≤ 2.0× `/health` in both runtimes (Hull: 5.5× Lua, 21.7× JS). \
+         Each cell: CPU-µs/req (÷ `/health`).\n\n![CPU per request ÷ /health](templates-ratio.svg)\n\n| server |",
+    );
+    for w in &ws {
+        out += &format!(" `{}` |", w.path);
+    }
+    out += " `/full` ÷ `/health` |\n|---|";
+    out += &"---:|".repeat(ws.len() + 1);
+    out += "\n";
+    for i in servers {
+        out += &format!("| {} |", server_name(&run.servers[i]));
+        let summary = |name: &str| {
+            run.cells
+                .iter()
+                .find(|c| c.m.table == table && c.m.server == i && c.m.workload.name == name)
+                .map(|c| summarize_cell(run, c))
+        };
+        for w in &ws {
+            let text = summary(w.name).map_or("–".into(), |s| {
+                let cpu = s.cpu_us.map_or("–".into(), |q| format!("{:.1}", q.median));
+                match s.ref_ratio {
+                    Some(r) if Some(w.name) != table.reference() => {
+                        format!("{cpu} ({:.2}×)", r.median)
+                    }
+                    _ => cpu,
+                }
+            });
+            out += &format!(" {text} |");
+        }
+        let full = summary("tpl-full").and_then(|s| s.ref_ratio);
+        out += &format!(" **{}** |\n", summary_cell(full, "×"));
+    }
+    out + "\n"
+}
+
+/// The servers of the sweep, each once, in plan order.
+pub fn sweep_servers(run: &Run) -> Vec<usize> {
+    table_servers(run, Table::Sweep)
 }
 
 /// The sweep: one row per server, req/s · p50 · p99 per connection count.
@@ -264,6 +331,9 @@ pub fn markdown(cfg: &Config, m: &Machine, run: &Run) -> String {
         if *table == Table::Sweep {
             out += &sweep_table(run);
             continue;
+        }
+        if *table == Table::Templates {
+            out += &templates_overview(run);
         }
         for w in table.workloads() {
             out += &workload_table(run, *table, w, &chart_name(*table, w));

@@ -58,6 +58,7 @@ pub fn json(cfg: &Config, m: &Machine, run: &Run) -> Value {
                 "summary": {
                     "req_per_sec": summary_json(s.rps), "p50_ms": s.p50_ms, "p99_ms": s.p99_ms,
                     "cpu_us_per_req": summary_json(s.cpu_us), "cpu_ratio_vs_baseline": summary_json(s.ratio),
+                    "reference": c.m.table.reference(), "cpu_ratio_vs_reference": summary_json(s.ref_ratio),
                     "rows_per_sec": s.rows_per_s, "errors": s.errors,
                 },
                 "rounds": c.samples.iter().map(sample_json).collect::<Vec<_>>(),

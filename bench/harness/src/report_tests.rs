@@ -52,7 +52,9 @@ fn cell(table: Table, server: usize, w: &str, samples: Vec<Sample>) -> Cell {
 }
 
 /// Servers: 0 baseline, 1 cove-lua, 2 cove-lua-nogroup, 3 cove-lua-2w,
-/// 4 cove-js, 5 cove-js-nogroup, 6 cove-js-2w, 7 bun, 8 bun-2w.
+/// 4 cove-js, 5 cove-js-nogroup, 6 cove-js-2w, 7 cove-lua-tpl,
+/// 8 cove-js-tpl, 9 bun, 10 bun-2w.
+const BUN: usize = 9;
 fn run() -> Run {
     let c = cfg();
     let mut servers = cove_servers(&c);
@@ -88,7 +90,7 @@ fn run() -> Run {
         ),
         cell(
             Table::Hello,
-            7,
+            BUN,
             "json",
             vec![sample(1, 45_000.0, 11.0), noisy],
         ),
@@ -100,11 +102,11 @@ fn run() -> Run {
         ),
         cell(
             Table::HullHttp,
-            7,
+            BUN,
             "insert",
             vec![sample(1, 30_000.0, 20.0)],
         ),
-        cell(Table::Sqlite, 7, "write-batch", vec![errors]),
+        cell(Table::Sqlite, BUN, "write-batch", vec![errors]),
         cell(
             Table::Hello,
             4,
@@ -198,7 +200,7 @@ fn json_has_every_round_and_the_targets() {
 fn sweep_lists_each_server_once() {
     let mut r = run();
     for c in [1, 10] {
-        for server in [1, 7] {
+        for server in [1, BUN] {
             let mut x = cell(
                 Table::Sweep,
                 server,
@@ -209,7 +211,7 @@ fn sweep_lists_each_server_once() {
             r.cells.push(x);
         }
     }
-    assert_eq!(sweep_servers(&r), [1, 7]);
+    assert_eq!(sweep_servers(&r), [1, BUN]);
     let md = markdown(&cfg(), &Machine::default(), &r);
     assert_eq!(
         md.matches("| **Cove (Lua)** | 1,000 · 0.40 ms · 2.00 ms | 10,000 ·")
@@ -217,4 +219,112 @@ fn sweep_lists_each_server_once() {
         1,
         "{md}"
     );
+}
+
+/// The template table: each runtime's four routes over two rounds, /health
+/// at 10 and 11 µs.
+fn with_templates() -> Run {
+    let mut r = run();
+    let rows: [(usize, [[f64; 2]; 4]); 2] = [
+        (7, [[10.0, 11.0], [12.0, 13.2], [25.0, 27.5], [28.0, 30.8]]),
+        (8, [[9.0, 10.0], [11.0, 11.0], [24.0, 25.0], [27.0, 29.0]]),
+    ];
+    for (server, cpus) in rows {
+        for (w, cpu) in ["tpl-health", "tpl-simple", "tpl-loop", "tpl-full"]
+            .into_iter()
+            .zip(cpus)
+        {
+            let samples = vec![
+                sample(1, 1e6 / cpu[0], cpu[0]),
+                sample(2, 1e6 / cpu[1], cpu[1]),
+            ];
+            r.cells.push(cell(Table::Templates, server, w, samples));
+        }
+    }
+    r
+}
+
+#[test]
+fn templates_table_compares_each_route_with_its_own_health() {
+    let r = with_templates();
+    let md = markdown(&cfg(), &Machine::default(), &r);
+    assert!(
+        md.contains("## 7. Hull's template table (Cove only, one worker each)"),
+        "{md}"
+    );
+    assert!(md.contains("Cove only: the peers have no template routes"));
+    assert!(md.contains("![CPU per request ÷ /health](templates-ratio.svg)"));
+    // Overview: /full 28/10 and 30.8/11 → 2.80× in both rounds; JS 3.0 and 2.9.
+    assert!(
+        md.contains("| **Cove (Lua), template app** | 10.5 | 12.6 (1.20×) | 26.2 (2.50×) | 29.4 (2.80×) | **2.80× (2.80–2.80)** |"),
+        "{md}"
+    );
+    assert!(md.contains("| **2.95× (2.90–3.00)** |"), "{md}");
+    // Per-route sections get the extra column; /health is 1.00× of itself.
+    assert!(
+        md.contains("### `GET /full`\n\n![GET /full](templates-tpl-full.svg)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| CPU vs baseline | CPU vs `/health` |"),
+        "{md}"
+    );
+    assert!(md.contains("| 1.00× (1.00–1.00) |\n"), "{md}");
+    // Other tables keep their columns.
+    assert_eq!(md.matches("CPU vs `/health`").count(), 4, "{md}");
+    // The targets: Lua misses (2.80×), JS misses (2.95×).
+    assert!(
+        md.contains(
+            "| Cove Lua template `/full` CPU/request ≤ 2.00× its `/health` | 2.80× | **miss** |"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| Cove JS template `/full` CPU/request ≤ 2.00× its `/health` | 2.95× | **miss** |"
+        ),
+        "{md}"
+    );
+}
+
+#[test]
+fn templates_without_their_table_are_not_measured() {
+    let md = markdown(&cfg(), &Machine::default(), &run());
+    assert!(!md.contains("template table (Cove only"));
+    assert!(
+        md.contains(
+            "| Cove Lua template `/full` CPU/request ≤ 2.00× its `/health` | – | not measured |"
+        ),
+        "{md}"
+    );
+}
+
+#[test]
+fn templates_in_json_and_charts() {
+    let r = with_templates();
+    let v = crate::report_json::json(&cfg(), &Machine::default(), &r);
+    let full = v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "templates:cove-js-tpl:tpl-full@50")
+        .unwrap();
+    assert_eq!(full["summary"]["reference"], "tpl-health");
+    assert_eq!(full["summary"]["cpu_ratio_vs_reference"]["max"], 3.0);
+    assert_eq!(
+        v["cells"][0]["summary"]["reference"],
+        serde_json::Value::Null
+    );
+    let dir = std::env::temp_dir().join(format!("cove-bench-tpl-charts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = crate::charts::write_all(&r, &dir).unwrap();
+    let ratio = std::fs::read_to_string(dir.join("templates-ratio.svg"));
+    let full_chart = dir.join("templates-tpl-full.svg").is_file();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let ratio = ratio.unwrap();
+    // Three routes other than /health per runtime.
+    assert!(ratio.contains("Cove (JS), template app /full"), "{ratio}");
+    assert_eq!(ratio.matches("<title>Cove").count(), 6, "{ratio}");
+    assert!(!ratio.contains("template app /health"), "{ratio}");
+    assert!(full_chart && n >= 5);
 }

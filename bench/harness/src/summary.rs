@@ -15,6 +15,9 @@ pub struct CellSummary {
     pub cpu_us: Option<Summary>,
     /// Per round: this cell's CPU-µs/req ÷ the baseline's in the same round.
     pub ratio: Option<Summary>,
+    /// Per round: this cell's CPU-µs/req ÷ the same server's on the table's
+    /// reference workload (`Table::reference`) in the same round.
+    pub ref_ratio: Option<Summary>,
     /// Database rows written + read per second.
     pub rows_per_s: Option<f64>,
     /// Socket errors, and non-2xx responses where none are expected.
@@ -40,18 +43,34 @@ pub fn baseline_for<'a>(run: &'a Run, cell: &Cell) -> Option<&'a Cell> {
     })
 }
 
+/// The cell of the same server and table on the table's reference workload.
+pub fn reference_for<'a>(run: &'a Run, cell: &Cell) -> Option<&'a Cell> {
+    let want = cell.m.table.reference()?;
+    run.cells.iter().find(|c| {
+        c.m.table == cell.m.table
+            && c.m.server == cell.m.server
+            && c.m.connections == cell.m.connections
+            && c.m.workload.name == want
+    })
+}
+
+/// Per round, `cell`'s CPU-µs/req ÷ `base`'s in the same round.
+fn round_ratios(cell: &Cell, base: Option<&Cell>) -> Vec<f64> {
+    let Some(b) = base else {
+        return Vec::new();
+    };
+    cell.samples
+        .iter()
+        .filter_map(|x| {
+            let base = b.samples.iter().find(|y| y.round == x.round)?;
+            Some(x.cpu_us_per_req / base.cpu_us_per_req)
+        })
+        .collect()
+}
+
 pub fn summarize_cell(run: &Run, cell: &Cell) -> CellSummary {
     let s = &cell.samples;
-    let ratios: Vec<f64> = match baseline_for(run, cell) {
-        Some(b) => s
-            .iter()
-            .filter_map(|x| {
-                let base = b.samples.iter().find(|y| y.round == x.round)?;
-                Some(x.cpu_us_per_req / base.cpu_us_per_req)
-            })
-            .collect(),
-        None => Vec::new(),
-    };
+    let ratios = round_ratios(cell, baseline_for(run, cell));
     let expect_non_2xx = cell.m.workload.expects_non_2xx();
     let errors = s
         .iter()
@@ -64,6 +83,7 @@ pub fn summarize_cell(run: &Run, cell: &Cell) -> CellSummary {
         p99_ms: median(&series(s, |x| x.wrk.percentile(99.0))),
         cpu_us: summarize(&series(s, |x| Some(x.cpu_us_per_req))),
         ratio: summarize(&ratios),
+        ref_ratio: summarize(&round_ratios(cell, reference_for(run, cell))),
         rows_per_s: cell
             .m
             .workload

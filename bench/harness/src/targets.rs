@@ -172,5 +172,18 @@ pub fn evaluate(run: &Run) -> Vec<Target> {
     }
     out.push(ratio_target(run, LUA, Table::HullHttp, "insert", 2.0));
     out.push(ratio_target(run, LUA, Table::HullHttp, "select20", 2.0));
+    for (server, name) in [("cove-lua-tpl", "Lua"), ("cove-js-tpl", "JS")] {
+        let what = format!("Cove {name} template `/full` CPU/request ≤ 2.00× its `/health`");
+        out.push(
+            match summary(run, Table::Templates, server, "tpl-full").and_then(|s| s.ref_ratio) {
+                Some(q) => Target {
+                    what,
+                    measured: format!("{:.2}×", q.median),
+                    verdict: verdict(q.median <= 2.0),
+                },
+                None => not_run(what),
+            },
+        );
+    }
     out
 }

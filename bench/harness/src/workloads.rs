@@ -8,6 +8,8 @@ pub enum Group {
     Http,
     /// The SQLite routes: Cove and the SQLite peers.
     Sqlite,
+    /// Hull's template table: Cove's template app only (no peer has it).
+    Templates,
 }
 
 impl Group {
@@ -15,6 +17,7 @@ impl Group {
         match s {
             "http" => Some(Group::Http),
             "sqlite" => Some(Group::Sqlite),
+            "templates" => Some(Group::Templates),
             _ => None,
         }
     }
@@ -35,15 +38,18 @@ pub enum Table {
     Sweep,
     /// `/json` with two workers, for servers that have a multi-worker mode.
     Multi,
+    /// Hull's template table (bench/apps/templates), Cove only.
+    Templates,
 }
 
-pub const TABLES: [Table; 6] = [
+pub const TABLES: [Table; 7] = [
     Table::Hello,
     Table::Routing,
     Table::HullHttp,
     Table::Sqlite,
     Table::Sweep,
     Table::Multi,
+    Table::Templates,
 ];
 
 impl Table {
@@ -55,6 +61,7 @@ impl Table {
             Table::Sqlite => "sqlite",
             Table::Sweep => "sweep",
             Table::Multi => "multi",
+            Table::Templates => "templates",
         }
     }
 
@@ -66,6 +73,7 @@ impl Table {
             Table::Sqlite => "SQLite workloads (one worker each)",
             Table::Sweep => "Concurrency sweep on /hello (one worker each)",
             Table::Multi => "Multi-worker /json (two workers or processes)",
+            Table::Templates => "Hull's template table (Cove only, one worker each)",
         }
     }
 
@@ -85,8 +93,19 @@ impl Table {
             Table::Sqlite => &["write", "write-batch", "read", "mixed"],
             Table::Sweep => &["hello"],
             Table::Multi => &["json"],
+            Table::Templates => &["tpl-health", "tpl-simple", "tpl-loop", "tpl-full"],
         };
         names.iter().filter_map(|n| workload(n)).collect()
+    }
+
+    /// The workload every other row of the table is also compared with,
+    /// on the same server in the same round: the template routes against
+    /// the template app's own `/health` (the issue's target is a ratio to it).
+    pub fn reference(self) -> Option<&'static str> {
+        match self {
+            Table::Templates => Some("tpl-health"),
+            _ => None,
+        }
     }
 
     /// Connection counts the table runs each workload at (`None`: the default).
@@ -230,6 +249,33 @@ pub const WORKLOADS: &[Workload] = &[
         rows: Some(21),
         ..get("mixed", "/mixed", Group::Sqlite, r#""kind":"#)
     },
+    // Hull's template table, served by bench/apps/templates.
+    get(
+        "tpl-health",
+        "/health",
+        Group::Templates,
+        r#""status":"ok""#,
+    ),
+    get(
+        "tpl-simple",
+        "/simple",
+        Group::Templates,
+        "<p>Hello from a template</p>",
+    ),
+    get(
+        "tpl-loop",
+        "/loop",
+        Group::Templates,
+        r#"<li id="item-50">Item 50 <b>active</b></li>"#,
+    ),
+    // extends + include + loop + filters; an inactive row shows `upper`
+    // and the else branch.
+    get(
+        "tpl-full",
+        "/full",
+        Group::Templates,
+        r#"<li id="item-48">ITEM 48 <i>inactive</i></li>"#,
+    ),
 ];
 
 pub fn workload(name: &str) -> Option<&'static Workload> {
@@ -270,6 +316,16 @@ mod tests {
             ["write", "write-batch", "read", "mixed"]
         );
         assert_eq!(Table::Sweep.connections().len(), 4);
+        assert_eq!(
+            names(Table::Templates),
+            ["tpl-health", "tpl-simple", "tpl-loop", "tpl-full"]
+        );
+        assert_eq!(Table::Templates.reference(), Some("tpl-health"));
+        assert_eq!(Table::Hello.reference(), None);
+        let mut names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), WORKLOADS.len(), "workload names are unique");
     }
 
     #[test]
@@ -289,6 +345,7 @@ mod tests {
         assert!(workload("routes").unwrap().expects_non_2xx());
         assert!(!workload("json").unwrap().expects_non_2xx());
         assert_eq!(Group::parse("sqlite"), Some(Group::Sqlite));
+        assert_eq!(Group::parse("templates"), Some(Group::Templates));
         assert_eq!(Group::parse("nope"), None);
     }
 }
