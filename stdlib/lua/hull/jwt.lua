@@ -49,7 +49,8 @@ local function claims_of(segment)
   if not ok then
     return nil, "invalid payload JSON"
   end
-  if type(claims) ~= "table" then
+  -- A JSON array decodes to a sequence; object keys are always strings.
+  if type(claims) ~= "table" or claims[1] ~= nil then
     return nil, "payload is not an object"
   end
   return claims
