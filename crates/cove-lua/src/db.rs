@@ -41,15 +41,7 @@ fn with_origin<T>(
 ) -> Result<T, DbError> {
     match f(Origin::App) {
         Err(DbError::Reserved) => {
-            // Level 0 is the raw function, 1 the prelude wrapper, 2 the caller.
-            let stdlib = lua
-                .inspect_stack(2, |d| {
-                    d.source()
-                        .source
-                        .is_some_and(|s| s.starts_with(crate::require::STDLIB_CHUNK))
-                })
-                .unwrap_or(false);
-            if stdlib {
+            if called_from_stdlib(lua) {
                 f(Origin::Stdlib)
             } else {
                 Err(DbError::Reserved)
@@ -57,6 +49,26 @@ fn with_origin<T>(
         }
         other => other,
     }
+}
+
+/// Whether the script that called db.* is a stdlib module (`hull.*` chunk).
+/// The caller is the first Lua frame outside the prelude (`=[cove]`): C
+/// frames vary in number (db.query builds its rows inside a protected
+/// call), so no fixed level is right for every function.
+fn called_from_stdlib(lua: &Lua) -> bool {
+    for level in 1..8 {
+        let source = lua.inspect_stack(level, |d| {
+            let s = d.source();
+            (s.what != "C").then(|| s.source.unwrap_or_default().into_owned())
+        });
+        match source {
+            None => return false,
+            Some(None) => continue,
+            Some(Some(s)) if s == "=[cove]" => continue,
+            Some(Some(s)) => return s.starts_with(crate::require::STDLIB_CHUNK),
+        }
+    }
+    false
 }
 
 fn db_mut(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Db>> {
