@@ -22,6 +22,7 @@ mod routing;
 mod sandbox;
 mod scaffold;
 mod shared_state;
+mod shared_stdlib;
 mod shutdown;
 mod static_files;
 mod templates;
