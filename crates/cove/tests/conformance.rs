@@ -282,14 +282,25 @@ fn run(ext: &str) {
         for case in &spec.cases {
             count += 1;
             let over = if ext == "lua" { &case.lua } else { &case.js };
-            let expect = case.expect.merged(over.as_ref());
-            let headers: Vec<(&str, &str)> = case
+            let mut expect = case.expect.merged(over.as_ref());
+            // `{port}`: the server's own port, for apps that call themselves.
+            let port = |s: &str| s.replace("{port}", &server.port.to_string());
+            expect.json = expect.json.as_deref().map(port);
+            expect.body_contains = expect.body_contains.as_deref().map(port);
+            let headers: Vec<(String, String)> = case
                 .headers
+                .iter()
+                .map(|(n, v)| (n.clone(), port(v)))
+                .collect();
+            let headers: Vec<(&str, &str)> = headers
                 .iter()
                 .map(|(n, v)| (n.as_str(), v.as_str()))
                 .collect();
-            let body = request_body(case);
-            let r = server.request(&case.method, &case.path, &headers, body.as_deref());
+            let body = request_body(case).map(|b| match String::from_utf8(b) {
+                Ok(text) => port(&text).into_bytes(),
+                Err(e) => e.into_bytes(),
+            });
+            let r = server.request(&case.method, &port(&case.path), &headers, body.as_deref());
             for problem in check(server, ext, &expect, &r) {
                 failures.push(format!("{file} / {}: {problem}", case.name));
             }
