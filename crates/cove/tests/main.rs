@@ -3,6 +3,7 @@
 
 mod util;
 
+mod browser;
 mod build;
 mod cli;
 mod conformance;
@@ -10,6 +11,7 @@ mod crypto;
 mod db;
 mod dev;
 mod examples;
+mod examples_todo;
 mod http;
 mod inspect;
 mod js;
