@@ -1,5 +1,5 @@
 // hello: routing, route params, request bodies, a visits table and a
-// two-language greeting. The JavaScript twin of app.lua.
+// two-language greeting with hull:i18n. The JavaScript twin of app.lua.
 //
 //   cove -p 8080 -d hello.db examples/hello/app.js
 //   curl localhost:8080/greet/World?lang=hu
@@ -7,31 +7,34 @@
 import { app } from "hull:app";
 import { db } from "hull:db";
 import { time } from "hull:time";
+import { i18n } from "hull:i18n";
+import en from "./locales/en.json";
+import hu from "./locales/hu.json";
 
-const strings = {
-  en: { message: "Hello from Cove + JavaScript!", greet: (name) => `Hello, ${name}!` },
-  hu: { message: "Szia a Cove + JavaScript-ből!", greet: (name) => `Szia, ${name}!` },
-};
+// locales/*.json hold the strings; `${name}` is filled in by i18n.t.
+i18n.load("en", en);
+i18n.load("hu", hu);
 
-// `?lang=hu` wins; otherwise an Accept-Language that starts with "hu".
-// Object.hasOwn, not `strings[lang]`: `?lang=toString` must not find
-// Object.prototype's method.
-function langOf(req) {
-  const { lang } = req.query;
-  if (Object.hasOwn(strings, lang)) return lang;
-  const accept = req.header("accept-language") ?? "";
-  return accept.toLowerCase().startsWith("hu") ? "hu" : "en";
+// Pick the request's language and make it the active locale: `?lang=hu`
+// wins, then the best Accept-Language match (q-values count), else English.
+// Every handler calls this first: the active locale belongs to this worker,
+// not to the request.
+function useLang(req) {
+  let { lang } = req.query;
+  if (lang !== "en" && lang !== "hu") lang = i18n.detect(req) ?? "en";
+  i18n.locale(lang);
+  return lang;
 }
 
 function greet(req) {
-  const lang = langOf(req);
-  return { greeting: strings[lang].greet(req.params.name), lang };
+  const lang = useLang(req);
+  return { greeting: i18n.t("greet", { name: req.params.name }), lang };
 }
 
 app.get("/", (req, res) => {
   db.exec("INSERT INTO visits (path, ts) VALUES (?, ?)", [req.path, time.now()]);
-  const lang = langOf(req);
-  res.json({ message: strings[lang].message, lang, time: time.datetime() });
+  const lang = useLang(req);
+  res.json({ message: i18n.t("message.js"), lang, time: time.datetime() });
 });
 
 app.get("/visits", (req, res) => {

@@ -1,36 +1,37 @@
 -- hello: routing, route params, request bodies, a visits table and a
--- two-language greeting.
+-- two-language greeting with hull.i18n.
 --
 --   cove -p 8080 -d hello.db examples/hello/app.lua
 --   curl localhost:8080/greet/World?lang=hu
 
-local strings = {
-  en = { message = "Hello from Cove + Lua!", greet = "Hello, %s!" },
-  hu = { message = "Szia a Cove + Lua-ból!", greet = "Szia, %s!" },
-}
+local i18n = require("hull.i18n")
 
--- `?lang=hu` wins; otherwise an Accept-Language that starts with "hu".
-local function lang_of(req)
+-- locales/*.json hold the strings; `${name}` is filled in by i18n.t.
+i18n.load("en", require("./locales/en.json"))
+i18n.load("hu", require("./locales/hu.json"))
+
+-- Pick the request's language and make it the active locale: `?lang=hu`
+-- wins, then the best Accept-Language match (q-values count), else English.
+-- Every handler calls this first: the active locale belongs to this worker,
+-- not to the request.
+local function use_lang(req)
   local lang = req.query.lang
-  if strings[lang] then
-    return lang
+  if lang ~= "en" and lang ~= "hu" then
+    lang = i18n.detect(req.headers["accept-language"]) or "en"
   end
-  local accept = req.headers["accept-language"] or ""
-  if accept:lower():sub(1, 2) == "hu" then
-    return "hu"
-  end
-  return "en"
+  i18n.locale(lang)
+  return lang
 end
 
 local function greet(req)
-  local lang = lang_of(req)
-  return strings[lang].greet:format(req.params.name), lang
+  local lang = use_lang(req)
+  return i18n.t("greet", { name = req.params.name }), lang
 end
 
 app.get("/", function(req, res)
   db.exec("INSERT INTO visits (path, ts) VALUES (?, ?)", { req.path, time.now() })
-  local lang = lang_of(req)
-  res:json({ message = strings[lang].message, lang = lang, time = time.datetime() })
+  local lang = use_lang(req)
+  res:json({ message = i18n.t("message.lua"), lang = lang, time = time.datetime() })
 end)
 
 app.get("/visits", function(req, res)

@@ -58,6 +58,7 @@ both!(
     rest_create_list_and_get,
     rest_missing_task_is_404,
     rest_create_validation,
+    rest_errors_in_hungarian,
     rest_put_updates_title_and_done,
     rest_delete,
 );
@@ -224,6 +225,24 @@ fn rest_missing_task_is_404(lang: Lang) {
     }
 }
 
+fn rest_errors_in_hungarian(lang: Lang) {
+    let s = rest(lang);
+    let hu = [("Accept-Language", "hu-HU,hu;q=0.9,en;q=0.8")];
+    let r = s.request("GET", "/tasks/99", &hu, None);
+    assert_eq!(
+        (r.status, r.json()),
+        (404, json!({"error": "a feladat nem található"}))
+    );
+    let r = s.request("POST", "/tasks", &hu, Some(b"{"));
+    assert_eq!(
+        (r.status, r.json()),
+        (400, json!({"error": "érvénytelen JSON"}))
+    );
+    // English is the default and what an unknown language gets.
+    let r = s.request("GET", "/tasks/99", &[("Accept-Language", "fr")], None);
+    assert_eq!(r.json(), json!({"error": "task not found"}));
+}
+
 fn rest_create_validation(lang: Lang) {
     let s = rest(lang);
     for bad in ["{not json", "", "null"] {
@@ -231,11 +250,22 @@ fn rest_create_validation(lang: Lang) {
         assert_eq!(r.status, 400, "{bad:?}");
         assert_eq!(r.json(), json!({"error": "invalid JSON"}), "{bad:?}");
     }
-    for missing in ["{}", r#"{"title":""}"#, r#"{"title":7}"#] {
+    for missing in ["{}", r#"{"title":""}"#, r#"{"title":"  "}"#] {
         let r = s.post("/tasks", missing);
         assert_eq!(r.status, 400, "{missing}");
         assert_eq!(r.json(), json!({"errors": {"title": "is required"}}));
     }
+    // hull.validate's messages for the other rules.
+    let r = s.post("/tasks", r#"{"title":7}"#);
+    assert_eq!(
+        (r.status, r.json()),
+        (400, json!({"errors": {"title": "must be a string"}}))
+    );
+    let long = format!(r#"{{"title":"{}"}}"#, "x".repeat(201));
+    assert_eq!(
+        s.post("/tasks", &long).json(),
+        json!({"errors": {"title": "must be at most 200 characters"}})
+    );
     assert_eq!(s.get("/tasks").text(), "[]", "nothing was inserted");
 }
 
@@ -256,6 +286,11 @@ fn rest_put_updates_title_and_done(lang: Lang) {
     assert_eq!(
         (v["title"].as_str(), v["done"].as_i64()),
         (Some("b"), Some(0))
+    );
+    let r = put(r#"{"title":""}"#);
+    assert_eq!(
+        (r.status, r.json()),
+        (400, json!({"errors": {"title": "must not be empty"}}))
     );
     let r = put("nope");
     assert_eq!(

@@ -21,6 +21,14 @@ test("greets in two languages", () => {
   test.eq(test.get("/greet/Anna?lang=hu").json, { greeting: "Szia, Anna!", lang: "hu" });
 });
 
+test("Accept-Language picks the language by q-value (hull:i18n)", () => {
+  const lang = (accept) => test.get("/greet/Ann", { headers: { "Accept-Language": accept } }).json;
+  test.eq(lang("en;q=0.5, hu;q=0.8"), { greeting: "Szia, Ann!", lang: "hu" });
+  test.eq(lang("fr, en-GB;q=0.9"), { greeting: "Hello, Ann!", lang: "en" });
+  test.eq(lang("fr"), { greeting: "Hello, Ann!", lang: "en" });
+  test.eq(test.get("/?lang=hu").json.message, "Szia a Cove + JavaScript-ből!");
+});
+
 test("POST /echo returns the body", () => {
   test.eq(test.post("/echo", { body: "hi" }).json, { body: "hi" });
 });

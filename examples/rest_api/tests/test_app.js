@@ -20,6 +20,21 @@ test("POST /tasks validates its input", () => {
   test.eq(r.json.errors.title, "is required");
 });
 
+test("POST /tasks explains each invalid title (hull:validate)", () => {
+  test.eq(test.post("/tasks", { body: '{"title": 7}' }).json.errors.title, "must be a string");
+  test.eq(create("x".repeat(201)).json.errors.title, "must be at most 200 characters");
+  test.eq(create("   ").json.errors.title, "is required");
+  test.eq(create("  trimmed  ").json.title, "trimmed");
+  test.eq(test.delete("/tasks/2").status, 200);
+});
+
+test("errors follow Accept-Language (hull:i18n)", () => {
+  const headers = { "Accept-Language": "hu-HU,hu;q=0.9" };
+  test.eq(test.get("/tasks/99", { headers }).json.error, "a feladat nem található");
+  test.eq(test.post("/tasks", { body: "{", headers }).json.error, "érvénytelen JSON");
+  test.eq(test.get("/tasks/99").json.error, "task not found");
+});
+
 test("GET /tasks/:id reads one task", () => {
   test.eq(test.get("/tasks/1").json.title, "write docs");
   test.eq(test.get("/tasks/99").status, 404);
@@ -30,6 +45,15 @@ test("PUT /tasks/:id updates", () => {
   const task = test.get("/tasks/1").json;
   test.eq(task.done, 1);
   test.eq(task.title, "write docs");
+});
+
+test("PUT /tasks/:id keeps a missing title and refuses an empty one", () => {
+  test.eq(test.put("/tasks/1", { body: '{"title": "  renamed "}' }).json, { ok: true });
+  test.eq(test.get("/tasks/1").json.title, "renamed");
+  const r = test.put("/tasks/1", { body: '{"title": ""}' });
+  test.eq(r.status, 400);
+  test.eq(r.json.errors.title, "must not be empty");
+  test.eq(test.put("/tasks/99", { body: "{}" }).status, 404);
 });
 
 test("DELETE /tasks/:id removes", () => {
