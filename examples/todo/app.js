@@ -44,7 +44,12 @@ const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16)
 // the first worker that got there.
 function csrfSecret() {
   const configured = env.get("CSRF_SECRET");
-  if (configured) return configured;
+  if (configured) {
+    // HMAC keys are 1-128 bytes; say so now rather than fail every request.
+    const bytes = encodeURIComponent(configured).replace(/%[0-9A-F]{2}/g, "_").length;
+    if (bytes > 128) throw new Error(`CSRF_SECRET is ${bytes} bytes long; use at most 128 (e.g. 64 hex digits)`);
+    return configured;
+  }
   db.exec("INSERT OR IGNORE INTO app_secrets (name, value) VALUES ('csrf', ?)", [hex(crypto.random(32))]);
   return db.query("SELECT value FROM app_secrets WHERE name = 'csrf'")[0].value;
 }

@@ -43,6 +43,10 @@ end
 local function csrf_secret()
   local configured = env.get("CSRF_SECRET")
   if configured and configured ~= "" then
+    -- HMAC keys are 1-128 bytes; say so now rather than fail every request.
+    if #configured > 128 then
+      error("CSRF_SECRET is " .. #configured .. " bytes long; use at most 128 (e.g. 64 hex digits)")
+    end
     return configured
   end
   db.exec("INSERT OR IGNORE INTO app_secrets (name, value) VALUES ('csrf', ?)", { hex(crypto.random(32)) })

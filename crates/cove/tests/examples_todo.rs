@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::types::Value;
 
-use crate::util::{example_file, Response, Server};
+use crate::util::{bin, example_file, Response, Server};
 
 fn todo(ext: &str, env: &[(&str, &str)]) -> Server {
     Server::start_with_env(&example_file("todo", ext), &["--workers", "2"], env)
@@ -36,6 +36,7 @@ both!(
     todos_add_toggle_delete,
     csrf_tokens_are_required,
     csrf_secret_is_shared_by_workers,
+    a_csrf_secret_too_long_for_hmac_stops_the_start,
     rate_limits_answer_429,
     language_switch,
     static_css_is_served_with_an_etag,
@@ -460,6 +461,25 @@ fn csrf_secret_is_shared_by_workers(ext: &str) {
         assert_redirect(&v.submit("/", "/add", &[("title", "x")]), "/");
     }
     assert!(rows(&s, "SELECT * FROM app_secrets").is_empty());
+}
+
+fn a_csrf_secret_too_long_for_hmac_stops_the_start(ext: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(bin())
+        .args(["-p", "0", "-d"])
+        .arg(dir.path().join("data.db"))
+        .arg(example_file("todo", ext))
+        .env("CSRF_SECRET", "é".repeat(65))
+        .output()
+        .expect("run cove");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let want = format!("app.{ext}:");
+    assert!(stderr.contains(&want), "{stderr}");
+    assert!(
+        stderr.contains("CSRF_SECRET is 130 bytes long; use at most 128"),
+        "{stderr}"
+    );
 }
 
 fn rate_limits_answer_429(ext: &str) {
