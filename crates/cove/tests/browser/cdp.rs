@@ -47,9 +47,15 @@ pub struct Browser {
 }
 
 impl Browser {
-    /// Start `chromium` headless with a fresh profile and open a blank page
-    /// of `width`×`height` CSS pixels.
-    pub fn launch(chromium: &Path, width: u32, height: u32) -> Result<Browser, String> {
+    /// Start `chromium` headless with a fresh profile (and `extra`
+    /// command-line flags) and open a blank page of `width`×`height` CSS
+    /// pixels.
+    pub fn launch(
+        chromium: &Path,
+        extra: &[&str],
+        width: u32,
+        height: u32,
+    ) -> Result<Browser, String> {
         let profile = tempfile::tempdir().map_err(|e| e.to_string())?;
         let log = std::fs::File::create(profile.path().join("chromium.log"))
             .map_err(|e| e.to_string())?;
@@ -77,6 +83,7 @@ impl Browser {
                 "--password-store=basic",
                 "--use-mock-keychain",
             ])
+            .args(extra)
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
             .stdin(Stdio::piped())
