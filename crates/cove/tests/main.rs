@@ -11,6 +11,7 @@ mod crypto;
 mod db;
 mod dev;
 mod examples;
+mod examples_auth;
 mod examples_todo;
 mod http;
 mod inspect;
