@@ -117,6 +117,7 @@ fn run<'js>(
         data: JsVal::dup(raw, data.as_raw()),
         atoms: &atoms,
         error: None,
+        cstr: std::ptr::null(),
     };
     let result = render(t, &mut host);
     let error = host.error.take();
@@ -203,6 +204,15 @@ struct JsHost<'a, 'js> {
     atoms: &'a [qjs::JSAtom],
     /// The first exception a getter or `toString` threw.
     error: Option<String>,
+    /// The C string the last [`JsHost::string_bytes`] returned, freed at
+    /// the next call (or drop): the bytes are read in place, not copied.
+    cstr: *const std::ffi::c_char,
+}
+
+impl Drop for JsHost<'_, '_> {
+    fn drop(&mut self) {
+        self.free_cstr();
+    }
 }
 
 impl JsHost<'_, '_> {
@@ -223,21 +233,30 @@ impl JsHost<'_, '_> {
         JsVal::own(self.raw, v)
     }
 
-    /// A string value as UTF-8.
-    fn string_bytes(&mut self, v: &JsVal) -> Vec<u8> {
+    fn free_cstr(&mut self) {
+        if !self.cstr.is_null() {
+            // SAFETY: a C string from JS_ToCStringLen2, freed once.
+            unsafe { qjs::JS_FreeCString(self.raw, self.cstr) };
+            self.cstr = std::ptr::null();
+        }
+    }
+
+    /// A string value as UTF-8, valid until the next call. For an ASCII
+    /// string QuickJS hands out the string's own bytes (no copy).
+    fn string_bytes(&mut self, v: &JsVal) -> &[u8] {
+        self.free_cstr();
         let mut len = 0;
         // SAFETY: converting a string (or any value, via toString) to a C
-        // string; freed right after the copy.
+        // string, kept alive (and freed) by `self.cstr`.
         unsafe {
             let ptr = qjs::JS_ToCStringLen2(self.raw, &mut len, v.v, false);
             if ptr.is_null() {
                 let e = self.ctx.catch();
                 self.error.get_or_insert_with(|| exception_text(&e));
-                return Vec::new();
+                return &[];
             }
-            let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize).to_vec();
-            qjs::JS_FreeCString(self.raw, ptr);
-            bytes
+            self.cstr = ptr;
+            std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize)
         }
     }
 
@@ -349,7 +368,7 @@ impl Host for JsHost<'_, '_> {
                 qjs::JS_TAG_INT => Shape::Int(i64::from(qjs::JS_VALUE_GET_INT(v.v))),
                 qjs::JS_TAG_FLOAT64 => Shape::Float(qjs::JS_VALUE_GET_FLOAT64(v.v)),
                 qjs::JS_TAG_STRING | qjs::JS_TAG_STRING_ROPE => {
-                    Shape::Str(self.string_bytes(v).into())
+                    Shape::Str(std::borrow::Cow::Borrowed(self.string_bytes(v)))
                 }
                 _ => Shape::Table,
             }
@@ -419,8 +438,7 @@ impl Host for JsHost<'_, '_> {
         // SAFETY: `String(v)`, owned and freed by the JsVal.
         let s = unsafe { qjs::JS_ToString(self.raw, v.v) };
         let s = self.checked(s);
-        let bytes = self.string_bytes(&s);
-        out.extend_from_slice(&bytes);
+        out.extend_from_slice(self.string_bytes(&s));
     }
 }
 

@@ -88,6 +88,30 @@ pub(crate) enum Expr {
     },
 }
 
+impl Expr {
+    /// Add every field name the expression reads to `out`.
+    pub(crate) fn keys(&self, out: &mut Vec<Key>) {
+        match self {
+            Expr::Path { root, rest, .. } => {
+                out.push(root.clone());
+                out.extend(rest.iter().cloned());
+            }
+            Expr::Lit(_) => {}
+            Expr::Not(e) => e.keys(out),
+            Expr::And(a, b) | Expr::Or(a, b) | Expr::Cmp { a, b, .. } => {
+                a.keys(out);
+                b.keys(out);
+            }
+            Expr::Filter { input, arg, .. } => {
+                input.keys(out);
+                if let Some(a) = arg {
+                    a.keys(out);
+                }
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Node {
     Text(Box<str>),
@@ -110,6 +134,30 @@ pub(crate) enum Node {
     Block(usize),
     /// Index into the template's includes.
     Include(usize),
+}
+
+impl Node {
+    /// Add every field name the node (and what it contains) reads to `out`.
+    pub(crate) fn keys(&self, out: &mut Vec<Key>) {
+        match self {
+            Node::Text(_) | Node::Block(_) | Node::Include(_) => {}
+            Node::Output { expr, .. } => expr.keys(out),
+            Node::If {
+                branches,
+                otherwise,
+            } => {
+                for (cond, body) in branches {
+                    cond.keys(out);
+                    body.iter().for_each(|n| n.keys(out));
+                }
+                otherwise.iter().for_each(|n| n.keys(out));
+            }
+            Node::For { iter, body, .. } => {
+                iter.keys(out);
+                body.iter().for_each(|n| n.keys(out));
+            }
+        }
+    }
 }
 
 /// A block defined in a template.

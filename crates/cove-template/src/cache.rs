@@ -14,7 +14,7 @@ use cove_core::AppFiles;
 
 use crate::ast::{BlockDef, Node};
 use crate::error::{Error, ErrorKind};
-use crate::names::Names;
+use crate::names::{Key, Names};
 use crate::parser::parse;
 
 /// Bounds on what one template may cost.
@@ -78,6 +78,9 @@ pub struct Template {
     pub(crate) limits: Limits,
     /// The size of the last output, to size the next one's buffer at once.
     pub(crate) last_len: std::cell::Cell<usize>,
+    /// Every interned field name a render may read (its blocks, partials
+    /// and parents included), by id: handed to [`crate::Host::prepare`].
+    pub(crate) keys: Box<[Key]>,
 }
 
 impl Template {
@@ -205,7 +208,22 @@ impl Templates {
             ),
             None => None,
         };
+        let mut keys = Vec::new();
+        for n in parsed
+            .nodes
+            .iter()
+            .chain(parsed.blocks.iter().flat_map(|b| &b.body))
+        {
+            n.keys(&mut keys);
+        }
+        for t in includes.iter().chain(&parent) {
+            keys.extend(t.keys.iter().cloned());
+        }
+        keys.retain(|k| k.id != Key::UNCACHED);
+        keys.sort_by_key(|k| k.id);
+        keys.dedup_by_key(|k| k.id);
         Ok(Template {
+            keys: keys.into(),
             file,
             source: source.into(),
             nodes: parsed.nodes,

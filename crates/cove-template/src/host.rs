@@ -78,6 +78,12 @@ pub trait Host {
     /// A table/object printed as text (`tostring` / `String`).
     fn display(&mut self, v: &Self::Value, out: &mut Vec<u8>);
 
+    /// Called once per render, before any read, with every interned field
+    /// name the template may read (sorted by id): a binding can make them
+    /// ready (the Lua binding pushes the key strings onto its stack once
+    /// instead of fetching one per read).
+    fn prepare(&mut self, _keys: &[Key]) {}
+
     /// A point to return to with [`Host::release`]; values made after it
     /// are no longer used once released.
     fn mark(&mut self) -> usize {

@@ -2,9 +2,9 @@
 //!
 //! Values are read through the binding's [`Host`] as they are needed; what
 //! the renderer makes itself (literals, filter results, `loop.*`) stays in
-//! Rust ([`Val`]). Host values made while evaluating one output, condition
-//! or loop item are released right after it, so a Lua binding's stack does
-//! not grow with the size of the data.
+//! Rust ([`Val`]). Host values made while evaluating outputs and
+//! conditions are released every few nodes, and each loop item's at its
+//! end, so a Lua binding's stack does not grow with the size of the data.
 
 use std::borrow::Cow;
 
@@ -14,6 +14,10 @@ use crate::error::{Error, ErrorKind};
 use crate::format;
 use crate::host::{Flavor, Host, ItemKey, Shape};
 use crate::names::{Key, LOOP};
+
+/// Nodes whose host values may be held before they are released together
+/// (bounds how far a Lua binding's stack grows between releases).
+const HOLD: u32 = 8;
 
 /// Errors are boxed inside the renderer: a `Result` the size of a pointer
 /// is returned in registers on every node.
@@ -51,6 +55,7 @@ pub(crate) struct Renderer<'t, 'h, H: Host> {
 pub fn render<H: Host>(t: &Template, host: &mut H) -> Result<Vec<u8>, Error> {
     let mark = host.mark();
     let data = host.data();
+    host.prepare(&t.keys);
     let mut r = Renderer {
         flavor: host.flavor(),
         host,
@@ -103,17 +108,35 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     }
 
     fn nodes(&mut self, t: &'t Template, chain: &[&'t Template], nodes: &'t [Node]) -> Res<()> {
+        let mark = self.host.mark();
+        self.nodes_then(t, chain, nodes, mark)
+    }
+
+    /// Render `nodes`, then release the host values made since `done`.
+    ///
+    /// What an output, condition or loop leaves behind is garbage once it
+    /// is written, but it is released in batches of [`HOLD`] nodes rather
+    /// than one by one (each release is a `lua_settop` call): after any
+    /// node, everything made since `base` is garbage, since nested node
+    /// lists, loops and includes release their own values.
+    fn nodes_then(
+        &mut self,
+        t: &'t Template,
+        chain: &[&'t Template],
+        nodes: &'t [Node],
+        done: usize,
+    ) -> Res<()> {
+        let base = self.host.mark();
+        let mut held = 0;
         for node in nodes {
             match node {
-                Node::Text(s) => self.out.extend_from_slice(s.as_bytes()),
+                Node::Text(s) => {
+                    self.out.extend_from_slice(s.as_bytes());
+                    continue;
+                }
                 Node::Output { expr, raw } => {
-                    let mark = self.host.mark();
-                    let v = self.eval(t, expr);
-                    if let Ok(v) = &v {
-                        self.write(v, *raw);
-                    }
-                    self.host.release(mark);
-                    v?;
+                    let v = self.eval(t, expr)?;
+                    self.write(&v, *raw);
                 }
                 Node::If {
                     branches,
@@ -121,10 +144,8 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                 } => {
                     let mut body = otherwise;
                     for (cond, b) in branches {
-                        let mark = self.host.mark();
-                        let v = self.eval(t, cond).map(|v| self.truthy(&v));
-                        self.host.release(mark);
-                        if v? {
+                        let v = self.eval(t, cond)?;
+                        if self.truthy(&v) {
                             body = b;
                             break;
                         }
@@ -137,12 +158,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                     iter,
                     body,
                     pos,
-                } => {
-                    let mark = self.host.mark();
-                    let result = self.for_loop(t, chain, key.as_ref(), var, iter, body, *pos);
-                    self.host.release(mark);
-                    result?;
-                }
+                } => self.for_loop(t, chain, key.as_ref(), var, iter, body, *pos)?,
                 Node::Block(i) => {
                     let name = &t.blocks[*i].name;
                     let found = chain.iter().find_map(|c| {
@@ -156,7 +172,13 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                 }
                 Node::Include(i) => self.template(&t.includes[*i])?,
             }
+            held += 1;
+            if held == HOLD {
+                self.host.release(base);
+                held = 0;
+            }
         }
+        self.host.release(done);
         Ok(())
     }
 
@@ -194,11 +216,10 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
             None => {
                 let n = self.host.items(&list).map_err(fail)?;
                 for i in 0..n {
-                    let mark = self.host.mark();
+                    let (mark, depth) = (self.host.mark(), self.vars.len());
                     let item = self.host.item(&list, i);
-                    let result = self.iteration(t, chain, body, &[(var, Val::Host(item))], i, n);
-                    self.host.release(mark);
-                    result?;
+                    self.vars.push((var, Val::Host(item)));
+                    self.iteration(t, chain, body, (mark, depth), i, n)?;
                     self.step(t, pos)?;
                 }
             }
@@ -210,7 +231,10 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                         ItemKey::Int(n) => Val::Int(n),
                         ItemKey::Str(s) => Val::Str(Cow::Owned(s.into_bytes())),
                     };
-                    self.iteration(t, chain, body, &[(k, kv), (var, Val::Host(item))], i, n)?;
+                    let (mark, depth) = (self.host.mark(), self.vars.len());
+                    self.vars.push((k, kv));
+                    self.vars.push((var, Val::Host(item)));
+                    self.iteration(t, chain, body, (mark, depth), i, n)?;
                     self.step(t, pos)?;
                 }
             }
@@ -218,19 +242,21 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         Ok(())
     }
 
+    /// One loop item: the caller has pushed its variables above `depth`
+    /// (moved, not cloned) and made its host values after `mark`; both go
+    /// at the end.
+    #[allow(clippy::too_many_arguments)]
     fn iteration(
         &mut self,
         t: &'t Template,
         chain: &[&'t Template],
         body: &'t [Node],
-        vars: &[(&'t Key, Val<'t, H::Value>)],
+        (mark, depth): (usize, usize),
         index0: usize,
         length: usize,
     ) -> Res<()> {
-        let depth = self.vars.len();
-        self.vars.extend(vars.iter().cloned());
         self.loops.push(LoopState { index0, length });
-        let result = self.nodes(t, chain, body);
+        let result = self.nodes_then(t, chain, body, mark);
         self.loops.pop();
         self.vars.truncate(depth);
         result
@@ -298,9 +324,15 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                     .map_err(|m| t.error(ErrorKind::Render, pos, m).into());
             }
         }
-        let mut cur = match self.vars.iter().rev().find(|(k, _)| same(k, root)) {
-            Some((_, v)) => v.clone(),
-            None => Val::Host(self.host.field(&self.data, root)),
+        let var = self.vars.iter().rev().find(|(k, _)| same(k, root));
+        let (mut cur, rest) = match (var, rest) {
+            // `item.name`: read the field from the variable where it lies; a
+            // clone of a JS value costs a reference count pair.
+            (Some((_, Val::Host(v))), [first, more @ ..]) => {
+                (Val::Host(self.host.field(v, first)), more)
+            }
+            (Some((_, v)), _) => (v.clone(), rest),
+            (None, _) => (Val::Host(self.host.field(&self.data, root)), rest),
         };
         for key in rest {
             cur = match cur {
