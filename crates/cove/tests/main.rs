@@ -12,6 +12,7 @@ mod db;
 mod dev;
 mod examples;
 mod examples_auth;
+mod examples_basic;
 mod examples_todo;
 mod http;
 mod inspect;
