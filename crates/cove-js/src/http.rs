@@ -9,7 +9,7 @@ use std::rc::Rc;
 use rquickjs::function::Rest;
 use rquickjs::{Ctx, Exception, Function, Object, Promise, Value};
 
-use cove_caps::http::{HttpError, HttpFn, Prepared, Request, Response, Shape, FUNCTIONS};
+use cove_caps::http::{HttpError, HttpFn, Prepared, Request, Response, FUNCTIONS};
 use cove_core::{Job, JobOutput};
 
 use crate::host::{settled, Host};
@@ -67,22 +67,17 @@ fn headers<'js>(
 
 /// Read the arguments where the function's shape puts them.
 fn request_of<'js>(ctx: &Ctx<'js>, f: &HttpFn, args: &[Value<'js>]) -> rquickjs::Result<Request> {
-    let (method, url_at) = match f.shape {
-        Shape::Request => (Some(text(ctx, f, "the method", &arg(ctx, args, 0))?), 1),
-        _ => (None, 0),
-    };
-    let url = text(ctx, f, "the URL", &arg(ctx, args, url_at))?;
-    let opts_at = match f.shape {
-        Shape::WithBody(_) => url_at + 2,
-        _ => url_at + 1,
-    };
-    let opts = arg(ctx, args, opts_at).into_object();
-    let body = match f.shape {
-        Shape::WithBody(_) => bytes(&arg(ctx, args, url_at + 1))?,
-        _ => match &opts {
-            Some(o) => bytes(&o.get::<_, Value>("body")?)?,
-            None => None,
-        },
+    let at = f.shape.positions();
+    let method = at
+        .method
+        .map(|i| text(ctx, f, "the method", &arg(ctx, args, i)))
+        .transpose()?;
+    let url = text(ctx, f, "the URL", &arg(ctx, args, at.url))?;
+    let opts = arg(ctx, args, at.opts).into_object();
+    let body = match (at.body, &opts) {
+        (Some(i), _) => bytes(&arg(ctx, args, i))?,
+        (None, Some(o)) => bytes(&o.get::<_, Value>("body")?)?,
+        (None, None) => None,
     };
     Ok(f.request(method, url, body, headers(ctx, f, opts.as_ref())?))
 }

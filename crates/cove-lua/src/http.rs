@@ -5,7 +5,7 @@
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use cove_caps::http::{HttpError, HttpFn, Response, Shape, FUNCTIONS};
+use cove_caps::http::{HttpError, HttpFn, Response, FUNCTIONS};
 use cove_core::{Job, JobOutput};
 
 use crate::app_api::AppState;
@@ -59,25 +59,20 @@ fn headers(f: &HttpFn, opts: Option<&Table>) -> mlua::Result<Vec<(String, String
 
 /// Read the arguments where the function's shape puts them.
 fn request_of(f: &HttpFn, args: &MultiValue) -> mlua::Result<cove_caps::http::Request> {
-    let (method, url_at) = match f.shape {
-        Shape::Request => (Some(text(f, "the method", arg(args, 0))?), 1),
-        _ => (None, 0),
-    };
-    let url = text(f, "the URL", arg(args, url_at))?;
-    let opts_at = match f.shape {
-        Shape::WithBody(_) => url_at + 2,
-        _ => url_at + 1,
-    };
-    let opts = match arg(args, opts_at) {
+    let at = f.shape.positions();
+    let method = at
+        .method
+        .map(|i| text(f, "the method", arg(args, i)))
+        .transpose()?;
+    let url = text(f, "the URL", arg(args, at.url))?;
+    let opts = match arg(args, at.opts) {
         Value::Table(t) => Some(t),
         _ => None,
     };
-    let body = match f.shape {
-        Shape::WithBody(_) => bytes(arg(args, url_at + 1)),
-        _ => opts
-            .map(|o| o.raw_get::<Value>("body"))
-            .transpose()?
-            .and_then(|b| bytes(&b)),
+    let body = match (at.body, opts) {
+        (Some(i), _) => bytes(arg(args, i)),
+        (None, Some(o)) => bytes(&o.raw_get::<Value>("body")?),
+        (None, None) => None,
     };
     Ok(f.request(method, url, body, headers(f, opts)?))
 }

@@ -35,6 +35,32 @@ pub enum Shape {
     WithBody(&'static str),
 }
 
+/// Where a shape's arguments are (0-based). Without a positional body the
+/// body is `opts.body`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Positions {
+    pub method: Option<usize>,
+    pub url: usize,
+    pub body: Option<usize>,
+    pub opts: usize,
+}
+
+impl Shape {
+    pub fn positions(self) -> Positions {
+        let (method, url, body, opts) = match self {
+            Shape::Request => (Some(0), 1, None, 2),
+            Shape::NoBody(_) => (None, 0, None, 1),
+            Shape::WithBody(_) => (None, 0, Some(1), 2),
+        };
+        Positions {
+            method,
+            url,
+            body,
+            opts,
+        }
+    }
+}
+
 /// One script-facing function.
 #[derive(Debug)]
 pub struct HttpFn {
@@ -182,9 +208,8 @@ fn is_token(s: &str) -> bool {
 }
 
 impl HttpFn {
-    /// The request from the arguments as the binding read them by
-    /// [`HttpFn::shape`]: `method` for `request` only, `body` from the
-    /// positional argument or `opts.body`.
+    /// The request from the arguments as the binding read them at
+    /// [`Shape::positions`]: `method` for `request` only.
     pub fn request(
         &self,
         method: Option<String>,
