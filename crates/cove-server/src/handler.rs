@@ -118,18 +118,20 @@ async fn read_body(body: Incoming, max: usize) -> Result<Option<Bytes>, BodyErro
 }
 
 /// Run a pipeline phase; while a script waits on blocking work (a password
-/// hash), the work runs on tokio's blocking pool and this worker serves its
-/// other connections.
+/// hash, an outbound request), the work runs on tokio's blocking pool and
+/// this worker serves its other connections. `before_wait` runs first.
 async fn drive<E: Engine>(
     engine: &E,
     ex: &mut Exchange,
     st: &mut E::State,
     run: fn(&E, &mut Exchange, &mut E::State) -> Step,
+    before_wait: impl Fn(),
 ) -> Flow {
     loop {
         match run(engine, ex, st) {
             Step::Done(flow) => return flow,
             Step::Wait(job) => {
+                before_wait();
                 let output = match tokio::task::spawn_blocking(move || job.run()).await {
                     Ok(output) => output,
                     // The job panicked: resume with something the engine
@@ -161,10 +163,16 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
             head.params = std::mem::take(params);
         }
         let engine = self.app.engine();
+        // A script that waits holds no transaction (it cannot wait inside
+        // db.batch), so its writes so far are committed now: the write lock
+        // must not stay taken while an outbound request runs, or every other
+        // worker that writes blocks, and a request to this server itself
+        // (a webhook to its own receiver) waits on itself.
+        let commit = || self.schedule_commit();
         let mut ex = Exchange::new(head, plan);
         let mut state = Default::default();
         if !ex.plan.pre.is_empty() {
-            let flow = drive(engine, &mut ex, &mut state, run_pre).await;
+            let flow = drive(engine, &mut ex, &mut state, run_pre, commit).await;
             self.schedule_commit();
             if flow == Flow::Stop {
                 return self.respond(ex, &state).await;
@@ -186,7 +194,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
                 Err(BodyError::Broken) => return closing(400, "Bad Request"),
             }
         }
-        drive(engine, &mut ex, &mut state, run_main).await;
+        drive(engine, &mut ex, &mut state, run_main, commit).await;
         self.respond(ex, &state).await
     }
 }
