@@ -50,10 +50,15 @@ app.use("*", "/rl/keyed", ratelimit.middleware({
   key: (req) => req.headers["x-client"],
 }));
 app.use("*", "/rl/shared", ratelimit.middleware({ limit: 10, window: LONG, name: "shared" }));
+app.use("*", "/rl/few-keys", ratelimit.middleware({
+  limit: 5, window: LONG, maxKeys: 2,
+  key: (req) => req.headers["x-client"],
+}));
 const ok = (req, res) => res.json({ ok: true });
 app.get("/rl/global", ok);
 app.get("/rl/keyed", ok);
 app.get("/rl/shared", ok);
+app.get("/rl/few-keys", ok);
 app.get("/rl-check", (req, res) => {
   const buckets = {};
   const results = [1000, 1001, 1002, 1020].map((now) => ratelimit.check(buckets, "k", 2, 60, now));
@@ -101,15 +106,19 @@ app.get("/session/load", (req, res) => {
 app.post("/session/cleanup", (req, res) => res.json({ removed: session.cleanup() }));
 
 // auth ------------------------------------------------------------------------
-app.use("*", "/me/*", auth.sessionMiddleware());
+app.use("*", "/me/*", auth.sessionMiddleware({ excludePaths: ["/me/public", "/me/open/*"] }));
 app.use("*", "/opt/*", auth.sessionMiddleware({ optional: true }));
 app.use("*", "/members/*", auth.sessionMiddleware({ loginPath: "/login" }));
 app.use("*", "/jwt/*", auth.jwtMiddleware({ secret: "conformance-secret" }));
+app.use("*", "/jwt-opt/*", auth.jwtMiddleware({ secret: "conformance-secret", optional: true }));
 const showCtx = (req, res) => res.json(req.ctx);
 app.get("/me/ctx", showCtx);
 app.get("/opt/ctx", (req, res) => res.json({ logged_in: req.ctx.session !== undefined }));
 app.get("/members/page", showCtx);
 app.get("/jwt/ctx", showCtx);
+app.get("/me/public", (req, res) => res.json({ public: true }));
+app.get("/me/open/page", (req, res) => res.json({ public: true }));
+app.get("/jwt-opt/ctx", (req, res) => res.json({ authenticated: req.ctx.claims !== undefined }));
 app.post("/auth/login", (req, res) => {
   const id = auth.login(req, res, { user_id: 7 });
   res.json({ id_is_hex64: id.length === 64, loaded: session.load(id) });

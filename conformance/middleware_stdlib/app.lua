@@ -47,10 +47,15 @@ app.use("*", "/rl/keyed", ratelimit.middleware({
   key = function(req) return req.headers["x-client"] end,
 }))
 app.use("*", "/rl/shared", ratelimit.middleware({ limit = 10, window = LONG, name = "shared" }))
+app.use("*", "/rl/few-keys", ratelimit.middleware({
+  limit = 5, window = LONG, max_keys = 2,
+  key = function(req) return req.headers["x-client"] end,
+}))
 local function ok(req, res) res:json({ ok = true }) end
 app.get("/rl/global", ok)
 app.get("/rl/keyed", ok)
 app.get("/rl/shared", ok)
+app.get("/rl/few-keys", ok)
 app.get("/rl-check", function(req, res)
   local buckets, n = {}, nil
   local seen = {}
@@ -107,10 +112,11 @@ app.post("/session/cleanup", function(req, res)
 end)
 
 -- auth ----------------------------------------------------------------------
-app.use("*", "/me/*", auth.session_middleware())
+app.use("*", "/me/*", auth.session_middleware({ exclude_paths = { "/me/public", "/me/open/*" } }))
 app.use("*", "/opt/*", auth.session_middleware({ optional = true }))
 app.use("*", "/members/*", auth.session_middleware({ login_path = "/login" }))
 app.use("*", "/jwt/*", auth.jwt_middleware({ secret = "conformance-secret" }))
+app.use("*", "/jwt-opt/*", auth.jwt_middleware({ secret = "conformance-secret", optional = true }))
 local function show_ctx(req, res) res:json(req.ctx) end
 app.get("/me/ctx", show_ctx)
 app.get("/opt/ctx", function(req, res)
@@ -118,6 +124,11 @@ app.get("/opt/ctx", function(req, res)
 end)
 app.get("/members/page", show_ctx)
 app.get("/jwt/ctx", show_ctx)
+app.get("/me/public", function(req, res) res:json({ public = true }) end)
+app.get("/me/open/page", function(req, res) res:json({ public = true }) end)
+app.get("/jwt-opt/ctx", function(req, res)
+  res:json({ authenticated = req.ctx.user ~= nil })
+end)
 app.post("/auth/login", function(req, res)
   local id = auth.login(req, res, { user_id = 7 })
   res:json({ id_is_hex64 = #id == 64, loaded = session.load(id) })

@@ -21,13 +21,29 @@ local function deny(res, message)
   return 1
 end
 
+-- True if `path` is one of `patterns`: exact paths, or `/prefix/*` for
+-- `/prefix` and everything under it.
+local function excluded(path, patterns)
+  for _, p in ipairs(patterns or {}) do
+    local prefix = p:match("^(.*)/%*$")
+    if path == p or (prefix and (path == prefix or path:sub(1, #prefix + 1) == prefix .. "/")) then
+      return true
+    end
+  end
+  return false
+end
+
 -- opts: cookie_name ("hull_session"), optional (false: requests without a
--- valid session get 401), login_path (redirect there instead of 401).
+-- valid session get 401), login_path (redirect there instead of 401),
+-- exclude_paths (as JS excludePaths: paths the middleware leaves alone).
 -- A valid session sets req.ctx.session (its data) and req.ctx.session_id.
 function auth.session_middleware(opts)
   opts = opts or {}
   local name = opts.cookie_name or DEFAULT_COOKIE
   return function(req, res)
+    if excluded(req.path, opts.exclude_paths) then
+      return 0
+    end
     local id = cookie.parse(req.headers.cookie)[name]
     local data = id and session.load(id)
     if data then
@@ -46,8 +62,9 @@ function auth.session_middleware(opts)
   end
 end
 
--- opts: secret (required), optional. Expects `Authorization: Bearer <jwt>`;
--- a valid token sets req.ctx.user to its payload.
+-- opts: secret (required), optional, exclude_paths. Expects
+-- `Authorization: Bearer <jwt>`; a valid token sets req.ctx.user to its
+-- payload.
 function auth.jwt_middleware(opts)
   if type(opts) ~= "table" or not opts.secret then
     error("auth.jwt_middleware requires opts.secret", 2)
@@ -55,6 +72,9 @@ function auth.jwt_middleware(opts)
   -- Loaded here so that session-only apps do not load the JWT module.
   local jwt = require("hull.jwt")
   return function(req, res)
+    if excluded(req.path, opts.exclude_paths) then
+      return 0
+    end
     local header = req.headers.authorization
     if not header then
       return opts.optional and 0 or deny(res, "missing authorization header")
