@@ -13,6 +13,7 @@ mod dev;
 mod examples;
 mod examples_auth;
 mod examples_basic;
+mod examples_reliability;
 mod examples_todo;
 mod http;
 mod inspect;

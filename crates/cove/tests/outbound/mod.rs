@@ -3,15 +3,14 @@
 //! sent, refusals say why, and a request in flight does not stall the
 //! other connections of its worker.
 
-mod servers;
 mod stall;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::util::servers::{closed_port, echo, Sink, Tls};
 use crate::util::Server;
-use servers::{closed_port, echo, Sink, Tls};
 
 fn fixture(dir: &str, ext: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -8,7 +8,8 @@ use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{app, servers::echo};
+use super::app;
+use crate::util::servers::echo;
 use crate::util::{build_request, Conn, Server};
 
 fn ready(s: &TcpStream) -> bool {

@@ -2,6 +2,7 @@
 //! SQLite file, signal it and read its log. `client` talks raw HTTP/1.1.
 
 mod client;
+pub mod servers;
 
 pub use client::{build_request, Conn, Response};
 

@@ -1,5 +1,6 @@
-//! Local servers the outbound tests talk to: an HTTP echo (plain or TLS)
-//! and an SMTP sink (plain or with STARTTLS) that records what it got.
+//! Local servers that apps under test talk to: an HTTP echo (plain or TLS),
+//! an HTTP receiver that records what it got, and an SMTP sink (plain or
+//! with STARTTLS) that records what it got.
 //! TLS uses a fresh self-signed certificate that the server under test
 //! trusts only through `SSL_CERT_FILE`, the standard way to add roots.
 
@@ -158,6 +159,79 @@ fn answer(mut s: Box<dyn Stream>) -> io::Result<()> {
         }
     }
     s.flush()
+}
+
+/// One request as a [`Receiver`] got it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub method: String,
+    pub target: String,
+    /// Names lower-cased, in the order sent.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// An HTTP server that records every request, then answers it with the
+/// next of its statuses (the last one repeats) and the body `ok`.
+pub struct Receiver {
+    pub port: u16,
+    got: Arc<Mutex<Vec<Received>>>,
+}
+
+impl Receiver {
+    pub fn start(statuses: &[u16]) -> Receiver {
+        assert!(!statuses.is_empty(), "a receiver needs a status to answer");
+        let got: Arc<Mutex<Vec<Received>>> = Arc::default();
+        let record = got.clone();
+        let statuses = statuses.to_vec();
+        let port = listen(move |mut s| {
+            let Ok((head, body)) = read_request(&mut s) else {
+                return;
+            };
+            let mut lines = head.split("\r\n");
+            let mut first = lines.next().unwrap_or_default().split(' ');
+            let req = Received {
+                method: first.next().unwrap_or_default().to_string(),
+                target: first.next().unwrap_or_default().to_string(),
+                headers: lines
+                    .filter_map(|l| l.split_once(':'))
+                    .map(|(n, v)| (n.to_ascii_lowercase(), v.trim().to_string()))
+                    .collect(),
+                body: String::from_utf8_lossy(&body).into_owned(),
+            };
+            // Recorded before the answer: once the app has its response,
+            // the request is in the list.
+            let status = {
+                let mut got = record.lock().unwrap();
+                got.push(req);
+                statuses[(got.len() - 1).min(statuses.len() - 1)]
+            };
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status} Status\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+            );
+        });
+        Receiver { port, got }
+    }
+
+    /// `http://127.0.0.1:<port><path>`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The requests so far.
+    pub fn received(&self) -> Vec<Received> {
+        self.got.lock().unwrap().clone()
+    }
 }
 
 /// One SMTP conversation as the sink saw it.
