@@ -42,7 +42,7 @@ app.get("/visits", (req, res) => {
 });
 
 app.get("/health", (req, res) => {
-  res.json({ status: "ok", runtime: "js", uptime: time.clock() });
+  res.json({ status: "ok", runtime: "quickjs", uptime: time.clock() });
 });
 
 // Without a body, req.body is null and the reply is {"body":null} (app.lua

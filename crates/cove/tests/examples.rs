@@ -120,9 +120,10 @@ fn hello_health(lang: Lang) {
     assert_eq!(r.status, 200);
     let v = r.json();
     assert_eq!(v["status"], "ok");
+    // Hull's names: its e2e scripts check for "quickjs".
     let runtime = match lang {
         Lang::Lua => "lua",
-        Lang::Js => "js",
+        Lang::Js => "quickjs",
     };
     assert_eq!(v["runtime"], runtime);
     assert!(v["uptime"].as_i64().unwrap() >= 0, "{v}");

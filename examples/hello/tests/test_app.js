@@ -4,7 +4,7 @@ test("GET /health reports ok", () => {
   const r = test.get("/health");
   test.eq(r.status, 200);
   test.eq(r.json.status, "ok");
-  test.eq(r.json.runtime, "js");
+  test.eq(r.json.runtime, "quickjs");
   test.eq(r.headers["content-type"], "application/json");
 });
 
