@@ -73,6 +73,38 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         })
     }
 
+    /// `{{ v | upper }}` (or `lower`, `trim`) written straight into the
+    /// output: the text goes in raw, is changed where it lies, and is
+    /// escaped afterwards only if it has a character to escape. The general
+    /// path would make, fill and free a buffer per output.
+    pub(crate) fn write_filtered(&mut self, v: &Val<'t, H::Value>, filter: Filter, raw: bool) {
+        let flavor = self.flavor;
+        let start = self.out.len();
+        self.write_raw(v);
+        let in_place = flavor == Flavor::Lua || self.out[start..].is_ascii();
+        match filter {
+            Filter::Upper if in_place => self.out[start..].make_ascii_uppercase(),
+            Filter::Lower if in_place => self.out[start..].make_ascii_lowercase(),
+            Filter::Trim => {
+                let (from, to) = trim_range(&self.out[start..], flavor);
+                self.out.copy_within(start + from..start + to, start);
+                self.out.truncate(start + to - from);
+            }
+            _ => {
+                let text = self.out.split_off(start);
+                let changed = match filter {
+                    Filter::Upper => upper(text, flavor),
+                    _ => lower(text, flavor),
+                };
+                self.out.extend_from_slice(&changed);
+            }
+        }
+        if !raw && format::needs_escape(&self.out[start..], flavor) {
+            let text = self.out.split_off(start);
+            format::escape(&mut self.out, &text, flavor);
+        }
+    }
+
     /// `v` as the text an unescaped output would show.
     fn text(&mut self, v: &Val<'t, H::Value>) -> Vec<u8> {
         let saved = std::mem::take(&mut self.out);
@@ -128,18 +160,27 @@ fn lower(mut text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
 
 /// Lua's `%s` is ASCII whitespace; JS's `trim` also strips Unicode spaces.
 fn trim(text: &[u8], flavor: Flavor) -> &[u8] {
+    let (from, to) = trim_range(text, flavor);
+    &text[from..to]
+}
+
+/// Where the trimmed text starts and ends in `text`.
+fn trim_range(text: &[u8], flavor: Flavor) -> (usize, usize) {
     match flavor {
         Flavor::Lua => {
             let is = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
             let start = text.iter().position(|b| !is(b)).unwrap_or(text.len());
             let end = text.iter().rposition(|b| !is(b)).map_or(start, |i| i + 1);
-            &text[start..end]
+            (start, end)
         }
         Flavor::Js => match std::str::from_utf8(text) {
-            Ok(s) => s
-                .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
-                .as_bytes(),
-            Err(_) => text,
+            Ok(s) => {
+                let is = |c: char| c.is_whitespace() || c == '\u{feff}';
+                let rest = s.trim_start_matches(is);
+                let start = s.len() - rest.len();
+                (start, start + rest.trim_end_matches(is).len())
+            }
+            Err(_) => (0, text.len()),
         },
     }
 }

@@ -74,6 +74,13 @@ pub(crate) fn escape(out: &mut Vec<u8>, s: &[u8], flavor: Flavor) {
     out.extend_from_slice(&s[start..]);
 }
 
+/// Whether [`escape`] would change `s`.
+pub(crate) fn needs_escape(s: &[u8], flavor: Flavor) -> bool {
+    let backtick = flavor == Flavor::Js;
+    s.iter()
+        .any(|&b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'') || (backtick && b == b'`'))
+}
+
 /// Append `s` as a JSON string literal.
 pub(crate) fn json_string(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');

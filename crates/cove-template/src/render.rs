@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use crate::ast::{CmpOp, Expr, Lit, Node};
+use crate::ast::{CmpOp, Expr, Filter, Lit, Node};
 use crate::cache::Template;
 use crate::error::{Error, ErrorKind};
 use crate::format;
@@ -133,6 +133,18 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                 Node::Text(s) => {
                     self.out.extend_from_slice(s.as_bytes());
                     continue;
+                }
+                Node::Output {
+                    expr:
+                        Expr::Filter {
+                            input,
+                            filter: f @ (Filter::Upper | Filter::Lower | Filter::Trim),
+                            ..
+                        },
+                    raw,
+                } => {
+                    let v = self.eval(t, input)?;
+                    self.write_filtered(&v, *f, *raw);
                 }
                 Node::Output { expr, raw } => {
                     let v = self.eval(t, expr)?;

@@ -434,3 +434,34 @@ fn work_is_bounded() {
     assert_eq!(e.kind, ErrorKind::Limit);
     assert!(e.to_string().contains("more than 10000 steps"), "{e}");
 }
+
+/// `{{ x | upper }}` (and `lower`, `trim`) is written straight into the
+/// output; `| default` after it takes the general path (a filtered value,
+/// then written). Both must agree for every kind of value, in both flavors.
+#[test]
+fn case_filters_written_in_place_match_the_general_path() {
+    let values = [
+        Data::str("  <Tom> & \"Jerry\" 'x' `y`  "),
+        Data::str("\u{a0}\u{feff} éa ß İ\t\n"),
+        Data::str(""),
+        Data::Int(-42),
+        Data::Float(2.5),
+        Data::Bool(true),
+        Data::Nil,
+        items(),
+    ];
+    for flavor in [Flavor::Lua, Flavor::Js] {
+        for v in &values {
+            let d = Data::map([("x", v.clone())]);
+            for f in ["upper", "lower", "trim"] {
+                // `{{{ … }}}` is the unescaped output.
+                for (open, close) in [("{{", "}}"), ("{{{", "}}}")] {
+                    let direct = src(&format!("[{open} x | {f} {close}]"), &d, flavor).unwrap();
+                    let general =
+                        src(&format!("[{open} x | {f} | default {close}]"), &d, flavor).unwrap();
+                    assert_eq!(direct, general, "{flavor:?} {v:?} {open}{f}");
+                }
+            }
+        }
+    }
+}
