@@ -60,6 +60,12 @@ app.post("/idem/plain", (req, res) => {
   res.text("done");
 });
 
+// Keys that live one second (the expiry test in tests/examples_reliability.rs).
+app.usePost("POST", "/short/*", idempotency.middleware({ ttl: 1 }));
+app.post("/short/orders", (req, res) => {
+  idempotency.respond(req, res, 201, { order: newOrder(req) });
+});
+
 app.get("/idem/cleanup", (req, res) => res.json({ deleted: idempotency.cleanup() }));
 
 // Outbox ------------------------------------------------------------------

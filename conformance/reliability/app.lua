@@ -57,6 +57,12 @@ app.post("/idem/plain", function(req, res)
   res:text("done")
 end)
 
+-- Keys that live one second (the expiry test in tests/examples_reliability.rs).
+app.use_post("POST", "/short/*", idempotency.middleware({ ttl = 1 }))
+app.post("/short/orders", function(req, res)
+  idempotency.respond(req, res, 201, { order = new_order(req) })
+end)
+
 app.get("/idem/cleanup", function(req, res)
   res:json({ deleted = idempotency.cleanup() })
 end)

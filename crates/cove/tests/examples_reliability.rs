@@ -3,8 +3,12 @@
 //! configured secret, once per Idempotency-Key (also when the retries race);
 //! the receiving side checks signatures and drops redeliveries; mail reaches
 //! a local SMTP sink. `both!` turns each check into a Lua and a JS test.
+//! The last checks wait for the stdlib's ttls to run out, on the
+//! conformance app (conformance/reliability), where the ttls are short.
 
+use std::path::{Path, PathBuf};
 use std::thread;
+use std::time::Duration;
 
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
@@ -54,6 +58,8 @@ both!(
     webhooks_without_a_secret_say_so,
     email_reaches_the_smtp_server_and_is_logged,
     email_failures_are_logged,
+    inbox_ids_expire_after_their_ttl,
+    idempotency_keys_expire_after_their_ttl,
 );
 
 const SECRET: &str = "test-secret";
@@ -405,4 +411,76 @@ fn email_failures_are_logged(lang: Lang) {
     assert_eq!(row["status"], "failed");
     assert_eq!(row["error"], error);
     s.wait_for_log("email 1 to ada@example.com failed");
+}
+
+/// conformance/reliability/app.<ext> on two workers.
+fn reliability_app(lang: Lang) -> Server {
+    let app: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/reliability")
+        .join(format!("app.{}", lang.ext()));
+    Server::start(&app, &[])
+}
+
+/// Ttls are whole seconds compared with `time.now()`: a 1 s ttl is over
+/// within 2 s.
+fn outlive_one_second_ttl() {
+    thread::sleep(Duration::from_millis(2100));
+}
+
+fn inbox_ids_expire_after_their_ttl(lang: Lang) {
+    let s = reliability_app(lang);
+    let check = |path: &str, body: &str| s.post(path, body).json();
+    assert_eq!(
+        check("/inbox/check", r#"{"id": "a", "ttl": 1}"#),
+        json!({ "duplicate": false })
+    );
+    assert_eq!(
+        check("/inbox/check", r#"{"id": "b", "ttl": 1}"#),
+        json!({ "duplicate": false })
+    );
+    assert_eq!(
+        check("/inbox/check", r#"{"id": "a", "ttl": 1}"#),
+        json!({ "duplicate": true })
+    );
+    outlive_one_second_ttl();
+    // An expired id is new again: check_and_mark takes it over ...
+    assert_eq!(
+        check("/inbox/check", r#"{"id": "a", "ttl": 1}"#),
+        json!({ "duplicate": false })
+    );
+    // ... is_duplicate forgets it ...
+    assert_eq!(
+        check("/inbox/is-duplicate", r#"{"id": "b"}"#),
+        json!({ "duplicate": false })
+    );
+    // ... and cleanup deletes what is left: `a` is live again, `b` was
+    // deleted by is_duplicate, nothing else expired.
+    assert_eq!(s.get("/inbox/cleanup").json(), json!({ "deleted": 0 }));
+    outlive_one_second_ttl();
+    assert_eq!(s.get("/inbox/cleanup").json(), json!({ "deleted": 1 }));
+}
+
+fn idempotency_keys_expire_after_their_ttl(lang: Lang) {
+    let s = reliability_app(lang);
+    let order = |body: &str| {
+        let r = s.request(
+            "POST",
+            "/short/orders",
+            &[("Idempotency-Key", "k")],
+            Some(body.as_bytes()),
+        );
+        assert_eq!(r.status, 201, "{}\n{}", r.text(), s.log());
+        (
+            r.json()["order"].clone(),
+            r.header("x-idempotency-replay").is_some(),
+        )
+    };
+    assert_eq!(order("a"), (json!(1), false));
+    assert_eq!(order("a"), (json!(1), true));
+    outlive_one_second_ttl();
+    // The expired key is taken over, even with another body.
+    assert_eq!(order("b"), (json!(2), false));
+    assert_eq!(order("b"), (json!(2), true));
+    outlive_one_second_ttl();
+    assert_eq!(s.get("/idem/cleanup").json(), json!({ "deleted": 1 }));
 }
