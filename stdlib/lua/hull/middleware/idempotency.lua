@@ -88,7 +88,7 @@ local function replay(res, row)
   local ok, headers = pcall(json.decode, row.response_headers or "")
   if ok and type(headers) == "table" then
     for name, value in pairs(headers) do
-      res:header(name, value)
+      res:header(name, tostring(value))
     end
   end
   res:header("X-Idempotency-Replay", "true")
@@ -156,7 +156,7 @@ end
 function idempotency.respond(req, res, status, data, extra_headers)
   res:status(status)
   for name, value in pairs(extra_headers or {}) do
-    res:header(name, value)
+    res:header(name, tostring(value))
   end
   res:json(data)
   local key = req.ctx._idem_key
