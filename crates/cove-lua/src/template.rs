@@ -522,6 +522,18 @@ mod tests {
                 for _ = 1, 3 do
                   assert(template.render("page.html", data) == want)
                 end
+                -- Items kept on the stack by the loop: the same list nested,
+                -- a list with a hole (ipairs stops there), and one longer
+                -- than what is kept (counted and read the other way).
+                local nested = template.render_string(
+                  "{% for a in s %}{% for b in s %}{{ a }}{{ b }}{% if loop.last %};{% end %}{% end %}{{ loop.length }}|{% end %}",
+                  { s = { "x", "y" } })
+                assert(nested == "xxxy;2|yxyy;2|", nested)
+                assert(template.render_string("{% for v in h %}{{ v }}{% end %}", { h = { 1, 2, nil, 4 } }) == "12")
+                local big = {}
+                for i = 1, 1500 do big[i] = i % 10 end
+                local digits = template.render_string("{% for v in big %}{{ v }}{% end %}{{ big | length }}", { big = big })
+                assert(digits == string.rep("1234567890", 150) .. "1500", #digits)
                 -- Many outputs outside any loop (more than one batch).
                 local src = string.rep("{{ a }}{{ b.c }}{{ zz }}", 500)
                 local out = template.render_string(src, { a = 1, b = { c = 2 } })
