@@ -363,7 +363,7 @@ fn email_reaches_the_smtp_server_and_is_logged(lang: Lang) {
     let r = s.post("/send", &msg.to_string());
     assert_eq!(r.json(), json!({ "ok": true, "id": 1 }), "{}", s.log());
 
-    let sessions = sink.sessions();
+    let sessions = sink.wait_sessions(1);
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     let session = &sessions[0];
     assert!(!session.tls);
