@@ -60,8 +60,8 @@ app.post("/idem/plain", (req, res) => {
   res.text("done");
 });
 
-// Keys that live one second (the expiry test in tests/examples_reliability.rs).
-app.usePost("POST", "/short/*", idempotency.middleware({ ttl: 1 }));
+// Keys that live two seconds (the expiry test in tests/examples_reliability.rs).
+app.usePost("POST", "/short/*", idempotency.middleware({ ttl: 2 }));
 app.post("/short/orders", (req, res) => {
   idempotency.respond(req, res, 201, { order: newOrder(req) });
 });

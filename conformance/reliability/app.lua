@@ -57,8 +57,8 @@ app.post("/idem/plain", function(req, res)
   res:text("done")
 end)
 
--- Keys that live one second (the expiry test in tests/examples_reliability.rs).
-app.use_post("POST", "/short/*", idempotency.middleware({ ttl = 1 }))
+-- Keys that live two seconds (the expiry test in tests/examples_reliability.rs).
+app.use_post("POST", "/short/*", idempotency.middleware({ ttl = 2 }))
 app.post("/short/orders", function(req, res)
   idempotency.respond(req, res, 201, { order = new_order(req) })
 end)

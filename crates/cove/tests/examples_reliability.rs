@@ -421,31 +421,36 @@ fn reliability_app(lang: Lang) -> Server {
     Server::start(&app, &[])
 }
 
-/// Ttls are whole seconds compared with `time.now()`: a 1 s ttl is over
-/// within 2 s.
-fn outlive_one_second_ttl() {
-    thread::sleep(Duration::from_millis(2100));
+/// The ttl the expiry checks use. Times are whole seconds (`time.now()`),
+/// so a key made at x.999 with a 1 s ttl would expire a millisecond later;
+/// with 2 s, the quick steps after making one always fall inside it. (The
+/// inbox bodies below and the app's `/short/*` middleware say 2.)
+const TTL: u64 = 2;
+
+/// Sleep until everything made with [`TTL`] before this call has expired.
+fn outlive_ttl() {
+    thread::sleep(Duration::from_millis(TTL * 1000 + 1100));
 }
 
 fn inbox_ids_expire_after_their_ttl(lang: Lang) {
     let s = reliability_app(lang);
     let check = |path: &str, body: &str| s.post(path, body).json();
     assert_eq!(
-        check("/inbox/check", r#"{"id": "a", "ttl": 1}"#),
+        check("/inbox/check", r#"{"id": "a", "ttl": 2}"#),
         json!({ "duplicate": false })
     );
     assert_eq!(
-        check("/inbox/check", r#"{"id": "b", "ttl": 1}"#),
+        check("/inbox/check", r#"{"id": "b", "ttl": 2}"#),
         json!({ "duplicate": false })
     );
     assert_eq!(
-        check("/inbox/check", r#"{"id": "a", "ttl": 1}"#),
+        check("/inbox/check", r#"{"id": "a", "ttl": 2}"#),
         json!({ "duplicate": true })
     );
-    outlive_one_second_ttl();
+    outlive_ttl();
     // An expired id is new again: check_and_mark takes it over ...
     assert_eq!(
-        check("/inbox/check", r#"{"id": "a", "ttl": 1}"#),
+        check("/inbox/check", r#"{"id": "a", "ttl": 2}"#),
         json!({ "duplicate": false })
     );
     // ... is_duplicate forgets it ...
@@ -456,7 +461,7 @@ fn inbox_ids_expire_after_their_ttl(lang: Lang) {
     // ... and cleanup deletes what is left: `a` is live again, `b` was
     // deleted by is_duplicate, nothing else expired.
     assert_eq!(s.get("/inbox/cleanup").json(), json!({ "deleted": 0 }));
-    outlive_one_second_ttl();
+    outlive_ttl();
     assert_eq!(s.get("/inbox/cleanup").json(), json!({ "deleted": 1 }));
 }
 
@@ -477,10 +482,10 @@ fn idempotency_keys_expire_after_their_ttl(lang: Lang) {
     };
     assert_eq!(order("a"), (json!(1), false));
     assert_eq!(order("a"), (json!(1), true));
-    outlive_one_second_ttl();
+    outlive_ttl();
     // The expired key is taken over, even with another body.
     assert_eq!(order("b"), (json!(2), false));
     assert_eq!(order("b"), (json!(2), true));
-    outlive_one_second_ttl();
+    outlive_ttl();
     assert_eq!(s.get("/idem/cleanup").json(), json!({ "deleted": 1 }));
 }
