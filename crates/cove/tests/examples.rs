@@ -6,22 +6,7 @@
 
 use serde_json::json;
 
-use crate::util::{example_file, Server};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lang {
-    Lua,
-    Js,
-}
-
-impl Lang {
-    fn ext(self) -> &'static str {
-        match self {
-            Lang::Lua => "lua",
-            Lang::Js => "js",
-        }
-    }
-}
+use crate::util::{both, example_file, Lang, Server};
 
 fn hello(lang: Lang) -> Server {
     Server::start(&example_file("hello", lang.ext()), &[])
@@ -29,23 +14,6 @@ fn hello(lang: Lang) -> Server {
 
 fn rest(lang: Lang) -> Server {
     Server::start(&example_file("rest_api", lang.ext()), &[])
-}
-
-/// For every check `name(lang)`: tests `name::lua` and `name::js`.
-macro_rules! both {
-    ($($check:ident),* $(,)?) => {$(
-        mod $check {
-            #[test]
-            fn lua() {
-                super::$check(super::Lang::Lua);
-            }
-
-            #[test]
-            fn js() {
-                super::$check(super::Lang::Js);
-            }
-        }
-    )*};
 }
 
 both!(

@@ -11,48 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::util::{example_file, Response, Server};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lang {
-    Lua,
-    Js,
-}
-
-impl Lang {
-    fn ext(self) -> &'static str {
-        match self {
-            Lang::Lua => "lua",
-            Lang::Js => "js",
-        }
-    }
-
-    /// The session cookie's name: Hull's Lua and JS stdlib differ, and apps
-    /// of each runtime rely on their own.
-    fn cookie(self) -> &'static str {
-        match self {
-            Lang::Lua => "hull_session",
-            Lang::Js => "hull.sid",
-        }
-    }
-}
-
-/// For every check `name(lang)`: tests `name::lua` and `name::js`.
-macro_rules! both {
-    ($($check:ident),* $(,)?) => {$(
-        mod $check {
-            #[test]
-            fn lua() {
-                super::$check(super::Lang::Lua);
-            }
-
-            #[test]
-            fn js() {
-                super::$check(super::Lang::Js);
-            }
-        }
-    )*};
-}
+use crate::util::{both, example_file, Lang, Response, Server};
 
 both!(
     auth_register_login_me_logout,

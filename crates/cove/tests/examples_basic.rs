@@ -10,39 +10,7 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use sha2::Sha256;
 
-use crate::util::{example_file, Response, Server};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lang {
-    Lua,
-    Js,
-}
-
-impl Lang {
-    fn ext(self) -> &'static str {
-        match self {
-            Lang::Lua => "lua",
-            Lang::Js => "js",
-        }
-    }
-}
-
-/// For every check `name(lang)`: tests `name::lua` and `name::js`.
-macro_rules! both {
-    ($($check:ident),* $(,)?) => {$(
-        mod $check {
-            #[test]
-            fn lua() {
-                super::$check(super::Lang::Lua);
-            }
-
-            #[test]
-            fn js() {
-                super::$check(super::Lang::Js);
-            }
-        }
-    )*};
-}
+use crate::util::{both, example_file, Lang, Response, Server};
 
 both!(
     jwt_api_register_login_me_refresh,

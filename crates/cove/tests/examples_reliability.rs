@@ -15,39 +15,7 @@ use serde_json::{json, Value};
 use sha2::Sha256;
 
 use crate::util::servers::{closed_port, Receiver, Sink};
-use crate::util::{example_file, Server};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lang {
-    Lua,
-    Js,
-}
-
-impl Lang {
-    fn ext(self) -> &'static str {
-        match self {
-            Lang::Lua => "lua",
-            Lang::Js => "js",
-        }
-    }
-}
-
-/// For every check `name(lang)`: tests `name::lua` and `name::js`.
-macro_rules! both {
-    ($($check:ident),* $(,)?) => {$(
-        mod $check {
-            #[test]
-            fn lua() {
-                super::$check(super::Lang::Lua);
-            }
-
-            #[test]
-            fn js() {
-                super::$check(super::Lang::Js);
-            }
-        }
-    )*};
-}
+use crate::util::{both, example_file, Lang, Server};
 
 both!(
     webhooks_deliver_signed_events_once_per_key,

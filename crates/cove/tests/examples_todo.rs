@@ -8,27 +8,10 @@ use std::collections::BTreeMap;
 
 use rusqlite::types::Value;
 
-use crate::util::{bin, example_file, Response, Server};
+use crate::util::{bin, both, example_file, Lang, Response, Server};
 
 fn todo(ext: &str, env: &[(&str, &str)]) -> Server {
     Server::start_with_env(&example_file("todo", ext), &["--workers", "2"], env)
-}
-
-/// For every check `name(ext)`: tests `name::lua` and `name::js`.
-macro_rules! both {
-    ($($check:ident),* $(,)?) => {$(
-        mod $check {
-            #[test]
-            fn lua() {
-                super::$check("lua");
-            }
-
-            #[test]
-            fn js() {
-                super::$check("js");
-            }
-        }
-    )*};
 }
 
 both!(
@@ -195,7 +178,8 @@ fn session_cookie(ext: &str) -> &'static str {
     }
 }
 
-fn sign_up_log_out_and_in(ext: &str) {
+fn sign_up_log_out_and_in(lang: Lang) {
+    let ext = lang.ext();
     let s = todo(ext, &[]);
     let health = s.get("/health");
     assert_eq!(
@@ -294,7 +278,8 @@ fn sign_up_log_out_and_in(ext: &str) {
     assert_eq!(count(&s, "SELECT count(*) FROM users"), 1);
 }
 
-fn todos_add_toggle_delete(ext: &str) {
+fn todos_add_toggle_delete(lang: Lang) {
+    let ext = lang.ext();
     let s = todo(ext, &[]);
     let mut v = Visitor::new(&s);
     assert_redirect(&v.register("Grace", "grace@example.com", "compiler1"), "/");
@@ -376,7 +361,8 @@ fn todos_add_toggle_delete(ext: &str) {
     }
 }
 
-fn csrf_tokens_are_required(ext: &str) {
+fn csrf_tokens_are_required(lang: Lang) {
+    let ext = lang.ext();
     let s = todo(ext, &[]);
     let mut v = Visitor::new(&s);
     assert_redirect(&v.register("Alan", "alan@example.com", "enigma123"), "/");
@@ -436,7 +422,8 @@ fn csrf_tokens_are_required(ext: &str) {
     assert_eq!(count(&s, "SELECT count(*) FROM users"), 1);
 }
 
-fn csrf_secret_is_shared_by_workers(ext: &str) {
+fn csrf_secret_is_shared_by_workers(lang: Lang) {
+    let ext = lang.ext();
     // Without CSRF_SECRET: one secret, made by whichever worker loaded
     // first, kept in the database. Tokens from one worker verify on the
     // other (a per-worker secret would fail about half of these posts).
@@ -463,7 +450,8 @@ fn csrf_secret_is_shared_by_workers(ext: &str) {
     assert!(rows(&s, "SELECT * FROM app_secrets").is_empty());
 }
 
-fn a_csrf_secret_too_long_for_hmac_stops_the_start(ext: &str) {
+fn a_csrf_secret_too_long_for_hmac_stops_the_start(lang: Lang) {
+    let ext = lang.ext();
     let dir = tempfile::tempdir().expect("tempdir");
     let out = std::process::Command::new(bin())
         .args(["-p", "0", "-d"])
@@ -482,7 +470,8 @@ fn a_csrf_secret_too_long_for_hmac_stops_the_start(ext: &str) {
     );
 }
 
-fn rate_limits_answer_429(ext: &str) {
+fn rate_limits_answer_429(lang: Lang) {
+    let ext = lang.ext();
     let s = todo(ext, &[]);
     for (path, limit) in [("/register", "5"), ("/login", "10")] {
         // Fixed windows: if one ends mid-way the count restarts, so keep
@@ -513,7 +502,8 @@ fn rate_limits_answer_429(ext: &str) {
     assert_eq!(s.get("/login").status, 200);
 }
 
-fn language_switch(ext: &str) {
+fn language_switch(lang: Lang) {
+    let ext = lang.ext();
     let s = todo(ext, &[]);
     let mut v = Visitor::new(&s);
     assert_has(&v.get("/login"), r#"<html lang="en">"#);
@@ -570,7 +560,8 @@ fn language_switch(ext: &str) {
     assert_has(&r, "A jelszónak legalább 8 karakterből kell állnia.");
 }
 
-fn static_css_is_served_with_an_etag(ext: &str) {
+fn static_css_is_served_with_an_etag(lang: Lang) {
+    let ext = lang.ext();
     let s = todo(ext, &[]);
     let css = s.get("/static/style.css");
     assert_eq!(css.status, 200);

@@ -2,9 +2,12 @@
 //! SQLite file, signal it and read its log. `client` talks raw HTTP/1.1.
 
 mod client;
+mod lang;
 pub mod servers;
 
 pub use client::{build_request, Conn, Response};
+pub(crate) use lang::both;
+pub use lang::Lang;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
