@@ -138,6 +138,21 @@ impl Kv {
         }
     }
 
+    /// Put `entry` under `key` in `map` (its shard), making room if the key is new.
+    fn insert(
+        &self,
+        map: &mut HashMap<String, Entry>,
+        key: &str,
+        entry: Entry,
+        now: Instant,
+    ) -> Result<(), KvError> {
+        if !map.contains_key(key) {
+            self.make_room(map, now)?;
+        }
+        map.insert(key.to_string(), entry);
+        Ok(())
+    }
+
     pub fn get(&self, key: &str) -> Result<Option<KvValue>, KvError> {
         check_key(key)?;
         let now = Instant::now();
@@ -178,10 +193,7 @@ impl Kv {
         if present && only_new {
             return Ok(false);
         }
-        if !map.contains_key(key) {
-            self.make_room(&mut map, now)?;
-        }
-        map.insert(key.to_string(), Entry { value, expires });
+        self.insert(&mut map, key, Entry { value, expires }, now)?;
         Ok(true)
     }
 
@@ -200,16 +212,11 @@ impl Kv {
             return Ok(n);
         }
         let expires = expiry(ttl, now)?;
-        if !map.contains_key(key) {
-            self.make_room(&mut map, now)?;
-        }
-        map.insert(
-            key.to_string(),
-            Entry {
-                value: KvValue::Int(by),
-                expires,
-            },
-        );
+        let entry = Entry {
+            value: KvValue::Int(by),
+            expires,
+        };
+        self.insert(&mut map, key, entry, now)?;
         Ok(by)
     }
 
