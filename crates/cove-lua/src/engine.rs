@@ -92,6 +92,12 @@ impl LuaEngine {
         }
         loaded.map_err(|e| describe(&e))?;
 
+        let outbound = lua
+            .app_data_ref::<AppState>()
+            .is_some_and(|st| !st.registry.hosts().is_empty());
+        if outbound {
+            suspend.suspend_all();
+        }
         let Registered {
             routes,
             handlers,

@@ -7,7 +7,9 @@
 //! worker, as Hull always does) and the handler is marked; from then on that
 //! handler runs as a coroutine, and the slow function yields a job to the
 //! engine instead of running. The engine hands the job to the server and
-//! resumes the coroutine with its result.
+//! resumes the coroutine with its result. An app whose manifest lists
+//! outbound hosts runs every handler as a coroutine from the start
+//! ([`Suspend::suspend_all`]): a network call is never run inline.
 //!
 //! A slow function is made by [`slow_function`] from one `prepare` closure:
 //! it checks and converts the arguments on the worker's thread and returns
@@ -66,6 +68,9 @@ pub(crate) struct Suspend {
     slow: RefCell<Vec<bool>>,
     /// Yielded first by slow functions, so other yields are told apart.
     marker: Table,
+    /// Every handler runs as a coroutine from its first call (apps that
+    /// list outbound hosts: a network call must not run inline even once).
+    always: Cell<bool>,
 }
 
 /// How a call ended: finished with the dispatcher's results, or waiting.
@@ -110,6 +115,7 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<Rc<Suspend>> {
         handler: Cell::new(None),
         slow: RefCell::new(Vec::new()),
         marker: lua.create_table()?,
+        always: Cell::new(false),
     });
     lua.set_app_data(st.clone());
     Ok(st)
@@ -128,11 +134,21 @@ impl Suspend {
     }
 
     pub(crate) fn is_slow(&self, id: HandlerId) -> bool {
-        self.slow
-            .borrow()
-            .get(id as usize)
-            .copied()
-            .unwrap_or(false)
+        self.always.get()
+            || self
+                .slow
+                .borrow()
+                .get(id as usize)
+                .copied()
+                .unwrap_or(false)
+    }
+
+    /// Run every handler as a coroutine from its first call. For apps that
+    /// can reach the network (their manifest lists hosts): an http or smtp
+    /// call may wait 30 s, too long to run inline even once per handler.
+    /// Apps without hosts keep the plain calls until a password hash.
+    pub(crate) fn suspend_all(&self) {
+        self.always.set(true);
     }
 
     fn mark_slow(&self) {
