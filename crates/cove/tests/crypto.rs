@@ -4,13 +4,10 @@
 //! checks look at which response has arrived — never at absolute times. Each has a control that
 //! shows the stall the suspension removes, so the check can fail.
 
-use std::io::Write;
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::util::{build_request, Conn, Server};
+use crate::util::{build_request, race, Conn, Server};
 
 /// A stored hash of "hunter2" at Hull's 100,000 iterations (checked against
 /// Python's hashlib in cove-caps' unit tests).
@@ -23,41 +20,12 @@ fn app(ext: &str) -> PathBuf {
         .join(format!("app.{ext}"))
 }
 
-fn ready(s: &TcpStream) -> bool {
-    matches!(s.peek(&mut [0u8; 1]), Ok(n) if n > 0)
-}
-
-/// Send a slow request (`slow_path`), then, while it runs, `/health`: true if
-/// `/health` was answered while the slow request was still unanswered.
+/// `/health` answered while a POST of the stored hash to `slow_path` was
+/// not (a PBKDF2 of 100k iterations takes far longer than the head start in
+/// the test build).
 fn health_beats(server: &Server, slow_path: &str) -> bool {
-    let connect = || TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
-    let mut slow = connect();
     let request = build_request("POST", slow_path, &[], Some(STORED.as_bytes()));
-    slow.write_all(&request).expect("send slow request");
-    // Give the worker time to pick it up (a PBKDF2 of 100k iterations takes
-    // far longer than this in the test build).
-    thread::sleep(Duration::from_millis(150));
-    let mut health = connect();
-    health
-        .write_all(&build_request("GET", "/health", &[], None))
-        .expect("send /health");
-    for s in [&slow, &health] {
-        s.set_nonblocking(true).expect("non-blocking");
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        // The slow one is looked at first: /health ready now means it was
-        // answered while the slow request was not.
-        let slow_ready = ready(&slow);
-        if ready(&health) {
-            return !slow_ready;
-        }
-        if slow_ready {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
-    panic!("neither request was answered:\n{}", server.log());
+    race::health_beats(server, &request, Duration::from_millis(150))
 }
 
 #[test]

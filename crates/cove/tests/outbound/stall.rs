@@ -3,45 +3,16 @@
 //! upstream (1.5 s) is answered first. As in tests/crypto.rs, the checks
 //! look at which response arrived first, and controls show the stall.
 
-use std::io::Write;
-use std::net::TcpStream;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::app;
 use crate::util::servers::echo;
-use crate::util::{build_request, Conn, Server};
-
-fn ready(s: &TcpStream) -> bool {
-    matches!(s.peek(&mut [0u8; 1]), Ok(n) if n > 0)
-}
+use crate::util::{build_request, race, Conn, Server};
 
 /// True if `/health` was answered while `slow_path` was still unanswered.
 fn health_beats(server: &Server, slow_path: &str) -> bool {
-    let connect = || TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
-    let mut slow = connect();
-    slow.write_all(&build_request("GET", slow_path, &[], None))
-        .expect("send slow request");
-    thread::sleep(Duration::from_millis(300));
-    let mut health = connect();
-    health
-        .write_all(&build_request("GET", "/health", &[], None))
-        .expect("send /health");
-    for s in [&slow, &health] {
-        s.set_nonblocking(true).expect("non-blocking");
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        let slow_ready = ready(&slow);
-        if ready(&health) {
-            return !slow_ready;
-        }
-        if slow_ready {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
-    panic!("neither request was answered:\n{}", server.log());
+    let request = build_request("GET", slow_path, &[], None);
+    race::health_beats(server, &request, Duration::from_millis(300))
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 mod client;
 mod lang;
+pub mod race;
 pub mod servers;
 
 pub use client::{build_request, Conn, Response};
