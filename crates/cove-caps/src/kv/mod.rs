@@ -153,14 +153,20 @@ impl Kv {
         Ok(())
     }
 
-    pub fn get(&self, key: &str) -> Result<Option<KvValue>, KvError> {
+    /// `f` of the live entry under `key`, if any.
+    fn read<T>(
+        &self,
+        key: &str,
+        f: impl FnOnce(&Entry, Instant) -> Option<T>,
+    ) -> Result<Option<T>, KvError> {
         check_key(key)?;
         let now = Instant::now();
         let map = self.shard(key).lock();
-        Ok(map
-            .get(key)
-            .filter(|e| e.live(now))
-            .map(|e| e.value.clone()))
+        Ok(map.get(key).filter(|e| e.live(now)).and_then(|e| f(e, now)))
+    }
+
+    pub fn get(&self, key: &str) -> Result<Option<KvValue>, KvError> {
+        self.read(key, |e, _| Some(e.value.clone()))
     }
 
     /// Store `value` under `key`, replacing what was there.
@@ -231,13 +237,7 @@ impl Kv {
     /// Seconds until `key` expires; `None` if it holds nothing or never
     /// expires.
     pub fn ttl(&self, key: &str) -> Result<Option<f64>, KvError> {
-        check_key(key)?;
-        let now = Instant::now();
-        let map = self.shard(key).lock();
-        Ok(map
-            .get(key)
-            .filter(|e| e.live(now))
-            .and_then(|e| e.expires.map(|t| (t - now).as_secs_f64())))
+        self.read(key, |e, now| e.expires.map(|t| (t - now).as_secs_f64()))
     }
 }
 
