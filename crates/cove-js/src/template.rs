@@ -150,6 +150,7 @@ struct JsVal {
 
 impl JsVal {
     /// Take ownership of a reference the C API returned.
+    #[inline]
     fn own(raw: *mut qjs::JSContext, v: qjs::JSValue) -> JsVal {
         JsVal { raw, v }
     }
@@ -164,6 +165,7 @@ impl JsVal {
         JsVal::own(raw, v)
     }
 
+    #[inline]
     fn tag(&self) -> i32 {
         // SAFETY: reading the tag of a live value.
         unsafe { qjs::JS_VALUE_GET_TAG(self.v) }
@@ -182,6 +184,7 @@ impl Clone for JsVal {
 }
 
 impl Drop for JsVal {
+    #[inline]
     fn drop(&mut self) {
         if counted(self.v) {
             // SAFETY: each JsVal owns exactly one reference.
@@ -192,6 +195,7 @@ impl Drop for JsVal {
 
 /// Only values with a negative tag (strings, objects, …) are reference
 /// counted; numbers, booleans, null and undefined skip the C calls.
+#[inline]
 fn counted(v: qjs::JSValue) -> bool {
     // SAFETY: reading the tag of a live value.
     unsafe { qjs::JS_VALUE_GET_TAG(v) < 0 }
@@ -221,18 +225,27 @@ impl JsHost<'_, '_> {
     }
 
     /// Own `v`; an exception becomes `undefined` and is remembered.
+    #[inline]
     fn checked(&mut self, v: qjs::JSValue) -> JsVal {
         // SAFETY: reading the tag of a value just returned.
         if unsafe { qjs::JS_VALUE_GET_TAG(v) } == qjs::JS_TAG_EXCEPTION {
-            let e = self.ctx.catch();
-            if self.error.is_none() {
-                self.error = Some(exception_text(&e));
-            }
-            return self.undefined();
+            return self.caught();
         }
         JsVal::own(self.raw, v)
     }
 
+    /// The exception just thrown, remembered; `undefined` in its place.
+    #[cold]
+    #[inline(never)]
+    fn caught(&mut self) -> JsVal {
+        let e = self.ctx.catch();
+        if self.error.is_none() {
+            self.error = Some(exception_text(&e));
+        }
+        self.undefined()
+    }
+
+    #[inline]
     fn free_cstr(&mut self) {
         if !self.cstr.is_null() {
             // SAFETY: a C string from JS_ToCStringLen2, freed once.
@@ -243,6 +256,7 @@ impl JsHost<'_, '_> {
 
     /// A string value as UTF-8, valid until the next call. For an ASCII
     /// string QuickJS hands out the string's own bytes (no copy).
+    #[inline]
     fn string_bytes(&mut self, v: &JsVal) -> &[u8] {
         self.free_cstr();
         let mut len = 0;
@@ -339,6 +353,7 @@ impl Host for JsHost<'_, '_> {
         self.data.clone()
     }
 
+    #[inline]
     fn field(&mut self, obj: &JsVal, key: &Key) -> JsVal {
         if obj.tag() != qjs::JS_TAG_OBJECT {
             return self.undefined();
@@ -359,6 +374,7 @@ impl Host for JsHost<'_, '_> {
         self.checked(v)
     }
 
+    #[inline]
     fn shape(&mut self, v: &JsVal) -> Shape<'_> {
         // SAFETY: reading tag and payload of a live value.
         unsafe {

@@ -197,6 +197,7 @@ fn run(lua: &Lua, t: &Template, data: Value, api: &str) -> mlua::Result<Outcome>
                 generation,
                 top,
                 room: top,
+                kept: Vec::new(),
             };
             result = render(t, &mut host);
             ffi::lua_settop(state, top);
@@ -236,10 +237,17 @@ struct LuaHost<'a> {
     generation: u32,
     top: c_int,
     room: c_int,
+    /// Per running `{% for x in … %}`, innermost last: the list's slot and
+    /// the slot below its items when `items` kept them on the stack.
+    kept: Vec<Option<(c_int, c_int)>>,
 }
+
+/// The most items a loop keeps on the Lua stack.
+const KEEP: usize = 1024;
 
 impl LuaHost<'_> {
     /// Make room for `n` more slots (in steps, so most calls are a compare).
+    #[inline]
     fn reserve(&mut self, n: c_int) -> bool {
         if self.top + n <= self.room {
             return true;
@@ -254,6 +262,7 @@ impl LuaHost<'_> {
 
     /// The value of type `ty` just pushed (a nil keeps its slot too: the
     /// next release pops it with the rest, one `lua_settop` less).
+    #[inline]
     fn pushed(&mut self, ty: c_int) -> Slot {
         self.top += 1;
         Slot { idx: self.top, ty }
@@ -283,6 +292,7 @@ impl Host for LuaHost<'_> {
         self.data
     }
 
+    #[inline]
     fn field(&mut self, obj: &Slot, key: &Key) -> Slot {
         if obj.ty != ffi::LUA_TTABLE || !self.reserve(1) {
             return NIL;
@@ -324,6 +334,7 @@ impl Host for LuaHost<'_> {
         }
     }
 
+    #[inline]
     fn shape(&mut self, v: &Slot) -> Shape<'_> {
         let (state, idx) = (self.state, v.idx);
         // SAFETY: reads of a value on the stack; `lua_tolstring` only on
@@ -349,11 +360,26 @@ impl Host for LuaHost<'_> {
         if v.ty != ffi::LUA_TTABLE {
             return Err(format!("cannot loop over {}", kind_name(v.ty)));
         }
+        // `ipairs`: up to the first nil. The items counted stay on the stack
+        // for `item` (one read per item, no pop per count), up to `KEEP`.
+        let base = self.top;
+        let mut n = 0;
+        while n < KEEP && self.reserve(1) {
+            // SAFETY: a raw integer read, room reserved.
+            let ty = unsafe { ffi::lua_rawgeti(self.state, v.idx, n as ffi::lua_Integer + 1) };
+            self.top += 1;
+            if ty == ffi::LUA_TNIL {
+                self.kept.push(Some((v.idx, base)));
+                return Ok(n);
+            }
+            n += 1;
+        }
+        self.release(base as usize);
+        self.kept.push(None);
         if !self.reserve(1) {
             return Err("Lua stack exhausted".into());
         }
-        // `ipairs`: up to the first nil.
-        let mut n = 0;
+        // Too long to keep: counted, each popped at once.
         // SAFETY: raw integer reads, each popped at once.
         unsafe {
             while ffi::lua_rawgeti(self.state, v.idx, n as ffi::lua_Integer + 1) != ffi::LUA_TNIL {
@@ -365,13 +391,27 @@ impl Host for LuaHost<'_> {
         Ok(n)
     }
 
+    #[inline]
     fn item(&mut self, v: &Slot, i: usize) -> Slot {
+        if let Some(&Some((table, base))) = self.kept.last() {
+            if table == v.idx {
+                let idx = base + 1 + i as c_int;
+                // SAFETY: the item's slot, kept since `items` (the
+                // renderer releases nothing below a loop while it runs).
+                let ty = unsafe { ffi::lua_type(self.state, idx) };
+                return Slot { idx, ty };
+            }
+        }
         if !self.reserve(1) {
             return NIL;
         }
         // SAFETY: a raw integer read from a table.
         let ty = unsafe { ffi::lua_rawgeti(self.state, v.idx, i as ffi::lua_Integer + 1) };
         self.pushed(ty)
+    }
+
+    fn end_items(&mut self, _v: &Slot) {
+        self.kept.pop();
     }
 
     fn entries(&mut self, v: &Slot) -> Result<Vec<(ItemKey, Slot)>, String> {
@@ -449,10 +489,12 @@ impl Host for LuaHost<'_> {
         out.extend_from_slice(format!("{kind}: {ptr:p}").as_bytes());
     }
 
+    #[inline]
     fn mark(&mut self) -> usize {
         self.top as usize
     }
 
+    #[inline]
     fn release(&mut self, mark: usize) {
         let mark = mark as c_int;
         if mark != self.top {
@@ -529,6 +571,11 @@ mod tests {
                   "{% for a in s %}{% for b in s %}{{ a }}{{ b }}{% if loop.last %};{% end %}{% end %}{{ loop.length }}|{% end %}",
                   { s = { "x", "y" } })
                 assert(nested == "xxxy;2|yxyy;2|", nested)
+                -- Two loops at once over the same loop variable's slot.
+                local same = template.render_string(
+                  "{% for r in g %}{% for a in r %}{% for b in r %}{{ a }}{{ b }}{% end %}{% if loop.last %}!{% end %};{% end %}|{% end %}",
+                  { g = { { 1, 2 }, { 3 } } })
+                assert(same == "1112;2122!;|33!;|", same)
                 assert(template.render_string("{% for v in h %}{{ v }}{% end %}", { h = { 1, 2, nil, 4 } }) == "12")
                 local big = {}
                 for i = 1, 1500 do big[i] = i % 10 end

@@ -77,6 +77,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     /// output: the text goes in raw, is changed where it lies, and is
     /// escaped afterwards only if it has a character to escape. The general
     /// path would make, fill and free a buffer per output.
+    #[inline]
     pub(crate) fn write_filtered(&mut self, v: &Val<'t, H::Value>, filter: Filter, raw: bool) {
         let flavor = self.flavor;
         let start = self.out.len();
@@ -114,6 +115,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         text
     }
 
+    #[inline]
     fn write_raw(&mut self, v: &Val<'t, H::Value>) -> bool {
         let flavor = self.flavor;
         let shape = shape_of(self.host, v);

@@ -52,20 +52,49 @@ fn strip_zeros(s: &str) -> &str {
     }
 }
 
+/// Per byte: 0 if it is written as is, 1 if it is escaped in both
+/// flavors, 2 for `` ` `` (escaped for JS only).
+static ESCAPED: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'&' as usize] = 1;
+    t[b'<' as usize] = 1;
+    t[b'>' as usize] = 1;
+    t[b'"' as usize] = 1;
+    t[b'\'' as usize] = 1;
+    t[b'`' as usize] = 2;
+    t
+};
+
+/// The bytes of [`ESCAPED`] that are escaped in `flavor`.
+#[inline]
+fn escape_mask(flavor: Flavor) -> u8 {
+    match flavor {
+        Flavor::Lua => 1,
+        Flavor::Js => 3,
+    }
+}
+
 /// Append `s` HTML-escaped: `& < > " '` (and `` ` `` for JS, as Hull's JS
-/// engine did).
+/// engine did). One table look-up per byte; text with nothing to escape
+/// (most of it) is copied in one go.
 pub(crate) fn escape(out: &mut Vec<u8>, s: &[u8], flavor: Flavor) {
-    let backtick = flavor == Flavor::Js;
+    let mask = escape_mask(flavor);
+    let Some(first) = s.iter().position(|&b| ESCAPED[b as usize] & mask != 0) else {
+        out.extend_from_slice(s);
+        return;
+    };
     let mut start = 0;
-    for (i, &b) in s.iter().enumerate() {
+    for (i, &b) in s.iter().enumerate().skip(first) {
+        if ESCAPED[b as usize] & mask == 0 {
+            continue;
+        }
         let rep: &[u8] = match b {
             b'&' => b"&amp;",
             b'<' => b"&lt;",
             b'>' => b"&gt;",
             b'"' => b"&quot;",
             b'\'' => b"&#39;",
-            b'`' if backtick => b"&#96;",
-            _ => continue,
+            _ => b"&#96;",
         };
         out.extend_from_slice(&s[start..i]);
         out.extend_from_slice(rep);
@@ -76,9 +105,8 @@ pub(crate) fn escape(out: &mut Vec<u8>, s: &[u8], flavor: Flavor) {
 
 /// Whether [`escape`] would change `s`.
 pub(crate) fn needs_escape(s: &[u8], flavor: Flavor) -> bool {
-    let backtick = flavor == Flavor::Js;
-    s.iter()
-        .any(|&b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'') || (backtick && b == b'`'))
+    let mask = escape_mask(flavor);
+    s.iter().any(|&b| ESCAPED[b as usize] & mask != 0)
 }
 
 /// Append `s` as a JSON string literal.

@@ -62,8 +62,14 @@ pub trait Host {
     /// looped over.
     fn items(&mut self, v: &Self::Value) -> Result<usize, String>;
 
-    /// Item `i` (0-based, below what [`Host::items`] returned).
+    /// Item `i` (0-based, below what [`Host::items`] returned). Only the
+    /// innermost loop reads items: loops nest, and each [`Host::items`] is
+    /// matched by one [`Host::end_items`] when its loop is over.
     fn item(&mut self, v: &Self::Value, i: usize) -> Self::Value;
+
+    /// The loop over `v` that [`Host::items`] started is over (not called
+    /// when rendering fails).
+    fn end_items(&mut self, _v: &Self::Value) {}
 
     /// The entries `{% for k, v in … %}` visits, in the runtime's order.
     fn entries(&mut self, v: &Self::Value) -> Result<Vec<(ItemKey, Self::Value)>, String>;

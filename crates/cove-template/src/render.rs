@@ -19,6 +19,13 @@ use crate::names::{Key, LOOP};
 /// (bounds how far a Lua binding's stack grows between releases).
 const HOLD: u32 = 8;
 
+/// Loop items whose host values may be held before they are released
+/// together.
+const HOLD_ITEMS: usize = 8;
+
+/// A `done` mark for [`Renderer::nodes_then`]: release nothing at the end.
+const KEEP: usize = usize::MAX;
+
 /// Errors are boxed inside the renderer: a `Result` the size of a pointer
 /// is returned in registers on every node.
 pub(crate) type Res<T> = Result<T, Box<Error>>;
@@ -94,17 +101,27 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
 
     /// Counted per loop iteration and per template entered: each visits a
     /// bounded number of nodes, so this bounds the work of a render.
+    #[inline]
     fn step(&mut self, t: &Template, pos: u32) -> Res<()> {
         self.steps += 1;
         let limits = &t.limits;
+        if self.steps > limits.max_steps || self.out.len() > limits.max_output {
+            return Err(self.over(t, pos));
+        }
+        Ok(())
+    }
+
+    /// The error of a render over one of its limits.
+    #[cold]
+    #[inline(never)]
+    fn over(&self, t: &Template, pos: u32) -> Box<Error> {
+        let limits = &t.limits;
         let over = if self.steps > limits.max_steps {
             format!("rendering took more than {} steps", limits.max_steps)
-        } else if self.out.len() > limits.max_output {
-            format!("output is larger than {} bytes", limits.max_output)
         } else {
-            return Ok(());
+            format!("output is larger than {} bytes", limits.max_output)
         };
-        Err(t.error(ErrorKind::Limit, pos, over).into())
+        t.error(ErrorKind::Limit, pos, over).into()
     }
 
     fn nodes(&mut self, t: &'t Template, chain: &[&'t Template], nodes: &'t [Node]) -> Res<()> {
@@ -112,7 +129,8 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         self.nodes_then(t, chain, nodes, mark)
     }
 
-    /// Render `nodes`, then release the host values made since `done`.
+    /// Render `nodes`, then release the host values made since `done`
+    /// (unless it is [`KEEP`]).
     ///
     /// What an output, condition or loop leaves behind is garbage once it
     /// is written, but it is released in batches of [`HOLD`] nodes rather
@@ -143,21 +161,33 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                         },
                     raw,
                 } => {
-                    let v = self.eval(t, input)?;
+                    let v = match self.read(input) {
+                        Some(h) => Val::Host(h),
+                        None => self.eval(t, input)?,
+                    };
                     self.write_filtered(&v, *f, *raw);
                 }
-                Node::Output { expr, raw } => {
-                    let v = self.eval(t, expr)?;
-                    self.write(&v, *raw);
-                }
+                Node::Output { expr, raw } => match self.read(expr) {
+                    Some(h) => self.write_host(&h, *raw),
+                    None => {
+                        let v = self.eval(t, expr)?;
+                        self.write(&v, *raw);
+                    }
+                },
                 Node::If {
                     branches,
                     otherwise,
                 } => {
                     let mut body = otherwise;
                     for (cond, b) in branches {
-                        let v = self.eval(t, cond)?;
-                        if self.truthy(&v) {
+                        let yes = match self.read(cond) {
+                            Some(h) => self.host_truthy(&h),
+                            None => {
+                                let v = self.eval(t, cond)?;
+                                self.truthy(&v)
+                            }
+                        };
+                        if yes {
                             body = b;
                             break;
                         }
@@ -190,7 +220,9 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                 held = 0;
             }
         }
-        self.host.release(done);
+        if done != KEEP {
+            self.host.release(done);
+        }
         Ok(())
     }
 
@@ -227,13 +259,22 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         match key {
             None => {
                 let n = self.host.items(&list).map_err(fail)?;
+                // What an item leaves behind is released every few items,
+                // not after each one (a `lua_settop` call each).
+                let mark = self.host.mark();
                 for i in 0..n {
-                    let (mark, depth) = (self.host.mark(), self.vars.len());
+                    let depth = self.vars.len();
                     let item = self.host.item(&list, i);
                     self.vars.push((var, Val::Host(item)));
-                    self.iteration(t, chain, body, (mark, depth), i, n)?;
+                    let done = if i % HOLD_ITEMS == HOLD_ITEMS - 1 || i + 1 == n {
+                        mark
+                    } else {
+                        KEEP
+                    };
+                    self.iteration(t, chain, body, (done, depth), i, n)?;
                     self.step(t, pos)?;
                 }
+                self.host.end_items(&list);
             }
             Some(k) => {
                 let entries = self.host.entries(&list).map_err(fail)?;
@@ -255,20 +296,20 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     }
 
     /// One loop item: the caller has pushed its variables above `depth`
-    /// (moved, not cloned) and made its host values after `mark`; both go
-    /// at the end.
+    /// (moved, not cloned); they go at the end, and so do the host values
+    /// made since `done` unless it is [`KEEP`].
     #[allow(clippy::too_many_arguments)]
     fn iteration(
         &mut self,
         t: &'t Template,
         chain: &[&'t Template],
         body: &'t [Node],
-        (mark, depth): (usize, usize),
+        (done, depth): (usize, usize),
         index0: usize,
         length: usize,
     ) -> Res<()> {
         self.loops.push(LoopState { index0, length });
-        let result = self.nodes_then(t, chain, body, mark);
+        let result = self.nodes_then(t, chain, body, done);
         self.loops.pop();
         self.vars.truncate(depth);
         result
@@ -355,6 +396,63 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         Ok(cur)
     }
 
+    /// The common case of an expression, read without [`Val`] or
+    /// `Result`: a path that is a field of a loop variable holding a host
+    /// value, or of the data (`item.name`, `title`, `user.address.city`).
+    /// `None` for anything else (`loop.*`, a variable holding a value the
+    /// renderer made, literals, operators), which [`Renderer::eval`] takes.
+    #[inline(always)]
+    fn read(&mut self, e: &Expr) -> Option<H::Value> {
+        let Expr::Path { root, rest, .. } = e else {
+            return None;
+        };
+        if root.id == LOOP {
+            return None;
+        }
+        let var = self.vars.iter().rev().find(|(k, _)| same(k, root));
+        let (mut cur, rest) = match (var, &rest[..]) {
+            (Some((_, Val::Host(v))), [first, more @ ..]) => (self.host.field(v, first), more),
+            (Some(_), _) => return None,
+            (None, rest) => (self.host.field(&self.data, root), rest),
+        };
+        for key in rest {
+            cur = self.host.field(&cur, key);
+        }
+        Some(cur)
+    }
+
+    /// [`Renderer::truthy`] of a host value.
+    #[inline]
+    fn host_truthy(&mut self, v: &H::Value) -> bool {
+        let flavor = self.flavor;
+        match self.host.shape(v) {
+            Shape::Nil => false,
+            Shape::Bool(b) => b,
+            _ if flavor == Flavor::Lua => true,
+            Shape::Int(n) => n != 0,
+            Shape::Float(f) => !(f == 0.0 || f.is_nan()),
+            Shape::Str(s) => !s.is_empty(),
+            Shape::Table => true,
+        }
+    }
+
+    /// [`Renderer::write`] of a host value.
+    #[inline(always)]
+    fn write_host(&mut self, v: &H::Value, raw: bool) {
+        let flavor = self.flavor;
+        let shape = self.host.shape(v);
+        if put(&mut self.out, shape, raw, flavor) {
+            return;
+        }
+        let mut text = Vec::new();
+        self.host.display(v, &mut text);
+        if raw {
+            self.out.extend_from_slice(&text);
+        } else {
+            format::escape(&mut self.out, &text, flavor);
+        }
+    }
+
     /// The shape of any value (host values are asked).
     pub(crate) fn shape<'a>(&'a mut self, v: &'a Val<'t, H::Value>) -> Shape<'a> {
         shape_of(self.host, v)
@@ -427,25 +525,35 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         let out = &mut self.out;
         // A free function, not `self.shape`: `out` stays borrowable.
         let shape = shape_of(self.host, v);
-        match shape {
-            Shape::Nil => {}
-            Shape::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-            Shape::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-            Shape::Float(f) => format::float(out, f, flavor),
-            Shape::Str(s) if raw => out.extend_from_slice(&s),
-            Shape::Str(s) => format::escape(out, &s, flavor),
-            Shape::Table => {
-                let Val::Host(h) = v else { return };
-                let mut text = Vec::new();
-                self.host.display(h, &mut text);
-                if raw {
-                    self.out.extend_from_slice(&text);
-                } else {
-                    format::escape(&mut self.out, &text, flavor);
-                }
-            }
+        if put(out, shape, raw, flavor) {
+            return;
+        }
+        let Val::Host(h) = v else { return };
+        let mut text = Vec::new();
+        self.host.display(h, &mut text);
+        if raw {
+            self.out.extend_from_slice(&text);
+        } else {
+            format::escape(&mut self.out, &text, flavor);
         }
     }
+}
+
+/// Append a value of any shape but [`Shape::Table`] as text, escaped
+/// unless `raw`; `false` for a table (the caller asks the host to display
+/// it).
+#[inline(always)]
+fn put(out: &mut Vec<u8>, shape: Shape<'_>, raw: bool, flavor: Flavor) -> bool {
+    match shape {
+        Shape::Nil => {}
+        Shape::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        Shape::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+        Shape::Float(f) => format::float(out, f, flavor),
+        Shape::Str(s) if raw => out.extend_from_slice(&s),
+        Shape::Str(s) => format::escape(out, &s, flavor),
+        Shape::Table => return false,
+    }
+    true
 }
 
 fn num(s: &Shape<'_>) -> f64 {
