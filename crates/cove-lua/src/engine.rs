@@ -91,13 +91,6 @@ impl LuaEngine {
             db.finish_load();
         }
         loaded.map_err(|e| describe(&e))?;
-
-        let outbound = lua
-            .app_data_ref::<AppState>()
-            .is_some_and(|st| !st.registry.hosts().is_empty());
-        if outbound {
-            suspend.suspend_all();
-        }
         let Registered {
             routes,
             handlers,
@@ -186,21 +179,22 @@ impl Engine for LuaEngine {
         // The route handler is the last call of a request: nothing reuses req.
         let keep = !matches!(&ex.plan.target, Target::Route { handler, .. } if *handler == id);
         let params = std::mem::take(&mut ex.req.params);
-        let slow = self.suspend.is_slow(id);
-        let outcome = self.lend(ex, st, Some(id), |ex, st| {
+        let outcome = self.lend(ex, st, |ex, st| {
             let new = st.table.is_none().then(|| stack::NewReq {
                 method: &ex.req.method,
                 path: &ex.req.path,
                 body: ex.req.body.as_deref(),
                 params: &params,
             });
-            if slow {
-                let args = stack::dispatch_args(lua, keep, handler, st.table.as_ref(), new)?;
-                suspend::start(lua, &self.dispatch, args)
-            } else {
-                stack::dispatch(lua, &self.dispatch, keep, handler, st.table.as_ref(), new)
-                    .map(|(flow, req)| Run::Done(flow, req))
-            }
+            suspend::start(
+                lua,
+                &self.suspend,
+                &self.dispatch,
+                keep,
+                handler,
+                st.table.as_ref(),
+                new,
+            )
         });
         ex.req.params = params;
         self.settle(outcome, ex, st)
@@ -215,9 +209,7 @@ impl Engine for LuaEngine {
         let suspended = st.suspended.take().ok_or_else(|| ScriptError {
             message: "resumed a call that was not suspended".into(),
         })?;
-        let outcome = self.lend(ex, st, None, |_, _| {
-            suspend::resume(&self.lua, suspended, output)
-        });
+        let outcome = self.lend(ex, st, |_, _| suspend::resume(&self.lua, suspended, output));
         self.settle(outcome, ex, st)
     }
 }
@@ -229,14 +221,11 @@ impl LuaEngine {
         &self,
         ex: &mut Exchange,
         st: &mut ReqState,
-        id: Option<HandlerId>,
         f: impl FnOnce(&mut Exchange, &mut ReqState) -> R,
     ) -> R {
         crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
         request::begin(&mut ex.req);
-        self.suspend.set_handler(id);
         let result = f(ex, st);
-        self.suspend.set_handler(None);
         request::end(&mut ex.req);
         if let Some(res) = crate::native::end() {
             ex.res = res;

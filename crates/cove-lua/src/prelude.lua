@@ -110,7 +110,7 @@ local req_meta = {
 -- The engine calls this for every handler and middleware. The req table is
 -- made on a request's first call and, when more calls follow (`keep`), handed
 -- back so they reuse it.
-return function(keep, handler, req, method, path, body, params)
+return function(handler, req, keep, method, path, body, params)
   if req == nil then
     req = setmetatable(
       { method = method, path = path, body = body, params = params, ctx = {} },

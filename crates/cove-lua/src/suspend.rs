@@ -2,14 +2,16 @@
 //! http request, an smtp send) runs off the worker's thread, so the worker
 //! keeps serving its other connections.
 //!
-//! A handler runs as a plain call — no coroutine, nothing extra per request.
-//! The first time one calls a slow function it runs inline (stalling the
-//! worker, as Hull always does) and the handler is marked; from then on that
-//! handler runs as a coroutine, and the slow function yields a job to the
-//! engine instead of running. The engine hands the job to the server and
-//! resumes the coroutine with its result. An app whose manifest lists
-//! outbound hosts runs every handler as a coroutine from the start
-//! ([`Suspend::suspend_all`]): a network call is never run inline.
+//! Every handler (and middleware) call runs as a coroutine, so its first
+//! slow call can already suspend: the slow function yields a job to the
+//! engine instead of running, the engine hands the job to the server and
+//! resumes the coroutine with its result. Coroutines are reused: a call
+//! takes the VM's idle one (`Suspend::spare`) and gives it back when it
+//! ends, so a call that never waits costs a `lua_resume` more than a plain
+//! call (~290 instructions, see docs/architecture.md), not a new thread. A
+//! slow function still runs inline where yielding is not allowed: inside `db.batch` (a suspended
+//! script must not hold a transaction), inside the script's own coroutines,
+//! and outside handlers (loading the app, tests calling functions directly).
 //!
 //! A slow function is made by [`slow_function`] from one `prepare` closure:
 //! it checks and converts the arguments on the worker's thread and returns
@@ -17,16 +19,18 @@
 //! its output into Lua values) or, when there is nothing to wait for,
 //! [`Start::Done`] with the results.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
+use std::ffi::c_void;
 use std::rc::Rc;
 
 use mlua::prelude::LuaThreadStatus as ThreadStatus;
 use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Thread, UserData, Value};
 
-use cove_core::{HandlerId, Job, JobOutput};
+use cove_core::{Job, JobOutput};
 use cove_db::Db;
 
 use crate::error::describe;
+use crate::stack::{self, Coroutine, NewReq, Resumed};
 
 /// Turns a job's output into the function's results, or the message to raise.
 pub(crate) type Finish = fn(&Lua, JobOutput) -> mlua::Result<Result<MultiValue, String>>;
@@ -46,7 +50,7 @@ impl UserData for Pending {}
 
 /// A handler waiting on a job: its coroutine and how to read the output.
 pub(crate) struct Suspended {
-    thread: Thread,
+    thread: (Thread, Coroutine),
     finish: Finish,
 }
 
@@ -59,18 +63,14 @@ pub(crate) fn output<T: 'static>(out: JobOutput) -> Result<T, String> {
 
 /// Per-VM suspension state, kept in the Lua app data.
 pub(crate) struct Suspend {
-    /// The coroutine of the handler running now, if it runs as one.
-    running: RefCell<Option<Thread>>,
-    /// The handler (or middleware) being called.
-    handler: Cell<Option<HandlerId>>,
-    /// By handler id: whether it called a slow function (it then runs as a
-    /// coroutine). Indexed, not hashed: this is read on every call.
-    slow: RefCell<Vec<bool>>,
+    /// The coroutine of the handler running now (its address), or null.
+    running: Cell<*const c_void>,
+    /// A finished coroutine kept for the next call. One serves every call
+    /// that does not wait; a call that starts while another waits makes a
+    /// new one, and of several that finish the last is kept.
+    spare: Cell<Option<(Thread, Coroutine)>>,
     /// Yielded first by slow functions, so other yields are told apart.
     marker: Table,
-    /// Every handler runs as a coroutine from its first call (apps that
-    /// list outbound hosts: a network call must not run inline even once).
-    always: Cell<bool>,
 }
 
 /// How a call ended: finished with the dispatcher's results, or waiting.
@@ -87,17 +87,16 @@ const JOB: i64 = 1;
 const DONE: i64 = 2;
 
 /// The wrapper around a slow function: yield the prepared job when running
-/// as a suspendable handler, else mark the handler and run it inline.
+/// as a handler's coroutine, else run it inline.
 /// Failures raise as strings positioned at the caller, like the prelude's.
 const WRAPPER: &str = r#"
-local prepare, run, can_suspend, mark_slow, yield, marker = ...
+local prepare, run, can_suspend, yield, marker = ...
 return function(...)
   local how, a, b = prepare(...)
   if how == 1 then
     if can_suspend() then
       how, a, b = yield(marker, a)
     else
-      mark_slow()
       how, a, b = run(a)
     end
   end
@@ -111,11 +110,9 @@ end
 /// Create the state; the engine keeps one handle, the Lua callbacks another.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<Rc<Suspend>> {
     let st = Rc::new(Suspend {
-        running: RefCell::new(None),
-        handler: Cell::new(None),
-        slow: RefCell::new(Vec::new()),
+        running: Cell::new(std::ptr::null()),
+        spare: Cell::new(None),
         marker: lua.create_table()?,
-        always: Cell::new(false),
     });
     lua.set_app_data(st.clone());
     Ok(st)
@@ -125,42 +122,6 @@ fn state(lua: &Lua) -> mlua::Result<Rc<Suspend>> {
     lua.app_data_ref::<Rc<Suspend>>()
         .map(|st| st.clone())
         .ok_or_else(|| mlua::Error::runtime("suspension state missing"))
-}
-
-impl Suspend {
-    /// Note which handler is being called (`None` after the call).
-    pub(crate) fn set_handler(&self, id: Option<HandlerId>) {
-        self.handler.set(id);
-    }
-
-    pub(crate) fn is_slow(&self, id: HandlerId) -> bool {
-        self.always.get()
-            || self
-                .slow
-                .borrow()
-                .get(id as usize)
-                .copied()
-                .unwrap_or(false)
-    }
-
-    /// Run every handler as a coroutine from its first call. For apps that
-    /// can reach the network (their manifest lists hosts): an http or smtp
-    /// call may wait 30 s, too long to run inline even once per handler.
-    /// Apps without hosts keep the plain calls until a password hash.
-    pub(crate) fn suspend_all(&self) {
-        self.always.set(true);
-    }
-
-    fn mark_slow(&self) {
-        if let Some(id) = self.handler.get() {
-            let mut slow = self.slow.borrow_mut();
-            let i = id as usize;
-            if slow.len() <= i {
-                slow.resize(i + 1, false);
-            }
-            slow[i] = true;
-        }
-    }
 }
 
 fn raise(lua: &Lua, msg: &str) -> mlua::Result<MultiValue> {
@@ -208,64 +169,76 @@ where
     })?;
     let can_suspend = lua.create_function(|lua, ()| {
         let st = state(lua)?;
-        let inside = st.running.borrow().as_ref() == Some(&lua.current_thread());
+        let inside = st.running.get() == lua.current_thread().to_pointer();
         // A suspended script must not hold a transaction other requests would see.
         let in_batch = lua.app_data_ref::<Db>().is_some_and(|db| db.in_batch());
         Ok(inside && !in_batch)
     })?;
-    let mark_slow = lua.create_function(|lua, ()| {
-        state(lua)?.mark_slow();
-        Ok(())
-    })?;
     let coroutine: Table = lua.globals().raw_get("coroutine")?;
     let yield_fn: Function = coroutine.raw_get("yield")?;
     let marker = state(lua)?.marker.clone();
-    lua.load(WRAPPER).set_name("=[cove]").call((
-        prepare,
-        run,
-        can_suspend,
-        mark_slow,
-        yield_fn,
-        marker,
-    ))
+    lua.load(WRAPPER)
+        .set_name("=[cove]")
+        .call((prepare, run, can_suspend, yield_fn, marker))
 }
 
-/// Start `dispatch(args)` as a coroutine.
-pub(crate) fn start(lua: &Lua, dispatch: &Function, args: MultiValue) -> mlua::Result<Run> {
-    let thread = lua.create_thread(dispatch.clone())?;
-    step(lua, thread, args)
+/// Call the prelude's dispatcher (see [`stack::dispatch_in`]) as a coroutine.
+pub(crate) fn start(
+    lua: &Lua,
+    st: &Suspend,
+    dispatch: &Function,
+    keep: bool,
+    handler: &Function,
+    req: Option<&Table>,
+    new: Option<NewReq<'_>>,
+) -> mlua::Result<Run> {
+    let thread = match st.spare.take() {
+        Some(t) => t,
+        None => stack::coroutine(lua, dispatch)?,
+    };
+    // Calls can nest (a test calling the app): restore the outer one's.
+    let outer = st.running.replace(thread.1.address());
+    let resumed = stack::dispatch_in(lua, thread.1, dispatch, keep, handler, req, new);
+    st.running.set(outer);
+    // A coroutine that raised is dropped: it cannot run again.
+    match resumed? {
+        Resumed::Done(flow, req) => {
+            st.spare.set(Some(thread));
+            Ok(Run::Done(flow, req))
+        }
+        Resumed::Yielded => {
+            let (a, b) = stack::take_yielded(lua, thread.1)?;
+            let (job, finish) = job_of(st, a, b)?;
+            Ok(Run::Wait(job, Suspended { thread, finish }))
+        }
+    }
 }
 
 /// Resume a suspended handler with its job's output.
 pub(crate) fn resume(lua: &Lua, suspended: Suspended, output: JobOutput) -> mlua::Result<Run> {
+    let st = state(lua)?;
     let args = finished(lua, suspended.finish, output)?;
-    step(lua, suspended.thread, args)
-}
-
-fn step(lua: &Lua, thread: Thread, args: MultiValue) -> mlua::Result<Run> {
-    *state(lua)?.running.borrow_mut() = Some(thread.clone());
-    let result = thread.resume::<MultiValue>(args);
-    *state(lua)?.running.borrow_mut() = None;
-    let values = result?;
-    if thread.status() != ThreadStatus::Resumable {
-        let mut it = values.into_iter();
-        let flow = it.next().unwrap_or(Value::Nil);
-        let req = match it.next() {
-            Some(Value::Table(t)) => Some(t),
+    let thread = suspended.thread;
+    let outer = st.running.replace(thread.1.address());
+    let result = thread.0.resume::<(Value, Value)>(args);
+    st.running.set(outer);
+    let (a, b) = result?;
+    if thread.0.status() != ThreadStatus::Resumable {
+        st.spare.set(Some(thread));
+        let req = match b {
+            Value::Table(t) => Some(t),
             _ => None,
         };
-        return Ok(Run::Done(flow, req));
+        return Ok(Run::Done(a, req));
     }
-    let (job, finish) = job_of(lua, values)?;
+    let (job, finish) = job_of(&st, a, b)?;
     Ok(Run::Wait(job, Suspended { thread, finish }))
 }
 
 /// The job a slow function yielded: `marker, pending`.
-fn job_of(lua: &Lua, values: MultiValue) -> mlua::Result<(Job, Finish)> {
-    let mut it = values.into_iter();
-    let marker = state(lua)?.marker.clone();
-    match (it.next(), it.next()) {
-        (Some(Value::Table(t)), Some(Value::UserData(pending))) if t == marker => pending
+fn job_of(st: &Suspend, a: Value, b: Value) -> mlua::Result<(Job, Finish)> {
+    match (a, b) {
+        (Value::Table(t), Value::UserData(pending)) if t == st.marker => pending
             .borrow_mut::<Pending>()?
             .0
             .take()

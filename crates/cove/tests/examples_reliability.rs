@@ -258,8 +258,8 @@ fn webhooks_receive_checks_signatures_and_drops_redeliveries(lang: Lang) {
 ///
 /// On two workers, the receive lands on either, and the writes of the
 /// waiting handler must not keep the other one from writing. JS awaits
-/// `flushAsync`; the Lua app lists outbound hosts, so its handlers suspend
-/// on their very first http call (suspend.rs) — no warm-up needed.
+/// `flushAsync`; Lua handlers run as coroutines and suspend on their very
+/// first http call (suspend.rs) — no warm-up needed.
 fn webhooks_deliver_to_the_app_itself(lang: Lang) {
     let s = Server::start_with_env(
         &example_file("webhooks", lang.ext()),

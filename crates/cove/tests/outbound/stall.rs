@@ -20,8 +20,7 @@ fn lua_handlers_suspend_on_http() {
     let port = echo(None);
     let server = Server::start(&app("lua"), &["--workers", "1"]);
     let path = format!("/fetch?port={port}");
-    // The app lists hosts, so even the handler's first request suspends
-    // (the control, a stalling sync call, is the JS test's `/fetch-sync`).
+    // Every handler runs as a coroutine: even its first request suspends.
     for _ in 0..2 {
         assert!(
             health_beats(&server, &path),
@@ -29,6 +28,10 @@ fn lua_handlers_suspend_on_http() {
             server.log()
         );
     }
+    assert!(
+        !health_beats(&server, &format!("/fetch-inline?port={port}")),
+        "control: in the script's own coroutine the request runs inline and stalls the worker"
+    );
     let res = Conn::open(server.port).request("GET", &path, &[], None);
     assert_eq!(res.json()["body"], "slow done", "{}", res.text());
 }
