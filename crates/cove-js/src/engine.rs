@@ -42,6 +42,14 @@ pub struct JsEngine {
     _runtime: Runtime,
 }
 
+impl Drop for JsEngine {
+    fn drop(&mut self) {
+        // A call left behind by a panic may hold a JS value (template.rs
+        // `Rendered`): freed now, while the runtime still exists.
+        drop(end_call());
+    }
+}
+
 /// Per-request script state.
 #[derive(Default)]
 pub struct ReqState {
@@ -406,6 +414,7 @@ impl JsEngine {
             csp: self.csp.clone(),
             req: std::mem::take(&mut ex.req),
             req_id: st.req_id,
+            rendered: None,
         });
         let result = f(st);
         if let Some(call) = end_call() {

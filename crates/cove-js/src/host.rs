@@ -20,6 +20,8 @@ pub(crate) struct Call {
     /// The address of this request's `req` object: its field getters refuse
     /// any other (a `req` kept past its request).
     pub(crate) req_id: usize,
+    /// The page `template.render` made last in this call (template.rs).
+    pub(crate) rendered: Option<crate::template::Rendered>,
 }
 
 /// Turns an awaited job's output into the value its promise resolves with;
@@ -131,6 +133,11 @@ pub(crate) fn set_req_id(id: usize) {
             call.req_id = id;
         }
     });
+}
+
+/// Run `f` on the call in progress if there is one (`None` if not).
+pub(crate) fn if_call<R>(f: impl FnOnce(&mut Call) -> R) -> Option<R> {
+    CALL.with(|c| c.borrow_mut().as_mut().map(f))
 }
 
 /// Run `f` on the call in progress, or fail with a message naming

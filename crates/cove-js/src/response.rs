@@ -108,7 +108,11 @@ fn text<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
 }
 
 fn html<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let body = text_arg(ctx, &args.get(ctx, 0), "res.html", "the body")?;
+    let page = args.get(ctx, 0);
+    let body = match crate::template::take_rendered(&page) {
+        Some(text) => text,
+        None => text_arg(ctx, &page, "res.html", "the body")?,
+    };
     on_call(ctx, "html", |c| {
         let csp = c.csp.clone();
         c.res.html(body, csp.header());

@@ -11,11 +11,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use rquickjs::function::Opt;
-use rquickjs::{qjs, Ctx, Function, JsLifetime, Object, Value};
+use rquickjs::{qjs, Ctx, Function, JsLifetime, Object, Persistent, Value};
 
 use cove_core::AppFiles;
 use cove_template::{render, Flavor, Host, ItemKey, Key, Shape, Template, Templates};
 
+use crate::host::if_call;
 use crate::native::{set_fn, throw};
 
 /// Per-context state: the template cache and one atom per interned name.
@@ -134,12 +135,57 @@ fn run<'js>(
                 return Err(rquickjs::Error::Exception);
             }
             // SAFETY: the String takes over the new reference.
-            Ok(unsafe { Value::from_raw(ctx.clone(), v) }
+            let page = unsafe { Value::from_raw(ctx.clone(), v) }
                 .into_string()
-                .ok_or_else(|| throw(ctx, "template: output is not a string"))?)
+                .ok_or_else(|| throw(ctx, "template: output is not a string"))?;
+            remember(ctx, &page, out);
+            Ok(page)
         }
         (Err(e), None) => Err(throw(ctx, &format!("template.{api}: {e}"))),
     }
+}
+
+/// The page `template.render` returned last in the call in progress,
+/// with its bytes: `res.html(page)` of that very string takes the bytes
+/// instead of converting the string back to UTF-8 (a scan and a copy of the
+/// whole page). The reference held keeps the string alive, so no other
+/// string can have its address while this is kept.
+pub(crate) struct Rendered {
+    _page: Persistent<rquickjs::String<'static>>,
+    ptr: usize,
+    text: String,
+}
+
+/// The address of a string value's QuickJS string.
+fn string_ptr(v: &Value<'_>) -> Option<usize> {
+    // SAFETY: reading the pointer of a live string value.
+    v.is_string()
+        .then(|| unsafe { qjs::JS_VALUE_GET_PTR(v.as_raw()) } as usize)
+}
+
+/// Keep `page` and its bytes for `res.html`, when a call is in progress
+/// and the bytes are valid UTF-8 (then the string converts back to exactly
+/// them; QuickJS made U+FFFD of anything else).
+fn remember<'js>(ctx: &Ctx<'js>, page: &rquickjs::String<'js>, out: Vec<u8>) {
+    let Ok(text) = String::from_utf8(out) else {
+        return;
+    };
+    let Some(ptr) = string_ptr(page.as_value()) else {
+        return;
+    };
+    let kept = Rendered {
+        _page: Persistent::save(ctx, page.clone()),
+        ptr,
+        text,
+    };
+    if_call(|c| c.rendered = Some(kept));
+}
+
+/// `v`'s text if it is the page [`remember`] kept (taken: a second use
+/// converts the string as usual).
+pub(crate) fn take_rendered(v: &Value<'_>) -> Option<String> {
+    let ptr = string_ptr(v)?;
+    if_call(|c| c.rendered.take_if(|r| r.ptr == ptr).map(|r| r.text)).flatten()
 }
 
 /// An owned reference to a JS value.

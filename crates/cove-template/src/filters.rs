@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use crate::append::append;
+use crate::ascii;
 use crate::ast::{Expr, Filter};
 use crate::cache::Template;
 use crate::error::ErrorKind;
@@ -84,8 +86,8 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         self.write_raw(v);
         let in_place = flavor == Flavor::Lua || self.out[start..].is_ascii();
         match filter {
-            Filter::Upper if in_place => self.out[start..].make_ascii_uppercase(),
-            Filter::Lower if in_place => self.out[start..].make_ascii_lowercase(),
+            Filter::Upper if in_place => ascii::upper(&mut self.out[start..]),
+            Filter::Lower if in_place => ascii::lower(&mut self.out[start..]),
             Filter::Trim => {
                 let (from, to) = trim_range(&self.out[start..], flavor);
                 self.out.copy_within(start + from..start + to, start);
@@ -122,10 +124,10 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         let out = &mut self.out;
         match shape {
             Shape::Nil => {}
-            Shape::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-            Shape::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            Shape::Bool(b) => append(out, if b { b"true" } else { b"false" }),
+            Shape::Int(n) => append(out, itoa::Buffer::new().format(n).as_bytes()),
             Shape::Float(f) => format::float(out, f, flavor),
-            Shape::Str(s) => out.extend_from_slice(&s),
+            Shape::Str(s) => append(out, &s),
             Shape::Table => {
                 if let Val::Host(h) = v {
                     let mut text = Vec::new();
@@ -143,7 +145,7 @@ fn upper(mut text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
     match flavor {
         // For ASCII text both runtimes agree, and it changes in place.
         _ if flavor == Flavor::Lua || text.is_ascii() => {
-            text.make_ascii_uppercase();
+            ascii::upper(&mut text);
             text
         }
         _ => String::from_utf8_lossy(&text).to_uppercase().into_bytes(),
@@ -153,7 +155,7 @@ fn upper(mut text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
 fn lower(mut text: Vec<u8>, flavor: Flavor) -> Vec<u8> {
     match flavor {
         _ if flavor == Flavor::Lua || text.is_ascii() => {
-            text.make_ascii_lowercase();
+            ascii::lower(&mut text);
             text
         }
         _ => String::from_utf8_lossy(&text).to_lowercase().into_bytes(),

@@ -1,5 +1,6 @@
 //! Numbers as each runtime prints them, and HTML escaping.
 
+use crate::append::append;
 use crate::host::Flavor;
 
 /// Append `f` as the runtime would print it: Lua `tostring` (`%.14g`, with
@@ -78,11 +79,15 @@ fn escape_mask(flavor: Flavor) -> u8 {
 /// engine did). One table look-up per byte; text with nothing to escape
 /// (most of it) is copied in one go.
 pub(crate) fn escape(out: &mut Vec<u8>, s: &[u8], flavor: Flavor) {
-    let mask = escape_mask(flavor);
-    let Some(first) = s.iter().position(|&b| ESCAPED[b as usize] & mask != 0) else {
-        out.extend_from_slice(s);
+    if !needs_escape(s, flavor) {
+        append(out, s);
         return;
-    };
+    }
+    let mask = escape_mask(flavor);
+    let first = s
+        .iter()
+        .position(|&b| ESCAPED[b as usize] & mask != 0)
+        .unwrap_or(s.len());
     let mut start = 0;
     for (i, &b) in s.iter().enumerate().skip(first) {
         if ESCAPED[b as usize] & mask == 0 {
@@ -103,7 +108,10 @@ pub(crate) fn escape(out: &mut Vec<u8>, s: &[u8], flavor: Flavor) {
     out.extend_from_slice(&s[start..]);
 }
 
-/// Whether [`escape`] would change `s`.
+/// Whether [`escape`] would change `s` (a byte at a time: the text
+/// written is mostly short, and a word-at-a-time check for six different
+/// bytes cost more on it).
+#[inline]
 pub(crate) fn needs_escape(s: &[u8], flavor: Flavor) -> bool {
     let mask = escape_mask(flavor);
     s.iter().any(|&b| ESCAPED[b as usize] & mask != 0)

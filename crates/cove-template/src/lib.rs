@@ -12,6 +12,8 @@
 //!
 //! Syntax and the additions over Hull are described in docs/templates.md.
 
+mod append;
+mod ascii;
 mod ast;
 mod cache;
 mod error;

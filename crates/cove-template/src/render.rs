@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 
+use crate::append::append;
 use crate::ast::{CmpOp, Expr, Filter, Lit, Node};
 use crate::cache::Template;
 use crate::error::{Error, ErrorKind};
@@ -124,7 +125,18 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         t.error(ErrorKind::Limit, pos, over).into()
     }
 
+    #[inline]
     fn nodes(&mut self, t: &'t Template, chain: &[&'t Template], nodes: &'t [Node]) -> Res<()> {
+        // Branches of an `if` are often one piece of text (` class="on"`):
+        // written here, without a walk of their own.
+        match nodes {
+            [] => return Ok(()),
+            [Node::Text(s)] => {
+                append(&mut self.out, s.as_bytes());
+                return Ok(());
+            }
+            _ => {}
+        }
         let mark = self.host.mark();
         self.nodes_then(t, chain, nodes, mark)
     }
@@ -149,7 +161,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         for node in nodes {
             match node {
                 Node::Text(s) => {
-                    self.out.extend_from_slice(s.as_bytes());
+                    append(&mut self.out, s.as_bytes());
                     continue;
                 }
                 Node::Output {
@@ -262,18 +274,36 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                 // What an item leaves behind is released every few items,
                 // not after each one (a `lua_settop` call each).
                 let mark = self.host.mark();
+                // The loop variable and `loop` state are pushed once and
+                // updated per item (what the body pushes, it pops).
+                let depth = self.vars.len();
+                self.vars.push((var, Val::Nil));
+                self.loops.push(LoopState {
+                    index0: 0,
+                    length: n,
+                });
+                let mut result = Ok(());
                 for i in 0..n {
-                    let depth = self.vars.len();
                     let item = self.host.item(&list, i);
-                    self.vars.push((var, Val::Host(item)));
+                    self.vars[depth].1 = Val::Host(item);
+                    if let Some(state) = self.loops.last_mut() {
+                        state.index0 = i;
+                    }
                     let done = if i % HOLD_ITEMS == HOLD_ITEMS - 1 || i + 1 == n {
                         mark
                     } else {
                         KEEP
                     };
-                    self.iteration(t, chain, body, (done, depth), i, n)?;
-                    self.step(t, pos)?;
+                    result = self
+                        .nodes_then(t, chain, body, done)
+                        .and_then(|()| self.step(t, pos));
+                    if result.is_err() {
+                        break;
+                    }
                 }
+                self.loops.pop();
+                self.vars.truncate(depth);
+                result?;
                 self.host.end_items(&list);
             }
             Some(k) => {
@@ -546,8 +576,8 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
 fn put(out: &mut Vec<u8>, shape: Shape<'_>, raw: bool, flavor: Flavor) -> bool {
     match shape {
         Shape::Nil => {}
-        Shape::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-        Shape::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+        Shape::Bool(b) => append(out, if b { b"true" } else { b"false" }),
+        Shape::Int(n) => append(out, itoa::Buffer::new().format(n).as_bytes()),
         Shape::Float(f) => format::float(out, f, flavor),
         Shape::Str(s) if raw => out.extend_from_slice(&s),
         Shape::Str(s) => format::escape(out, &s, flavor),
