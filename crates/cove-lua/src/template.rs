@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use mlua::{ffi, AnyUserData, Lua, Table, UserData, Value};
 
-use cove_template::{render, Flavor, Host, ItemKey, Key, Shape, Template, Templates};
+use cove_template::{render_into, Flavor, Host, ItemKey, Key, Shape, Template, Templates};
 
 use crate::app_api::AppState;
 use crate::globals::{fail, Outcome};
@@ -64,6 +64,9 @@ struct State {
     /// its stack slot. Kept between renders so no render allocates it.
     slots: RefCell<Vec<(u32, c_int)>>,
     generation: Cell<u32>,
+    /// The page being rendered, or the last failure's message; kept (with
+    /// its capacity) from one render to the next.
+    page: RefCell<Vec<u8>>,
     module: Table,
 }
 
@@ -81,17 +84,6 @@ pub(crate) fn module(lua: &Lua) -> mlua::Result<Value> {
         .map(|s| s.files.clone())
         .ok_or_else(|| mlua::Error::RuntimeError("hull.template: no app files".into()))?;
     let raw = lua.create_table()?;
-    raw.raw_set(
-        "render",
-        lua.create_function(|lua, (name, data): (mlua::LuaString, Value)| {
-            let name = name.to_str()?.to_string();
-            let t = match state(lua)?.templates.borrow_mut().get(&name) {
-                Ok(t) => t,
-                Err(e) => return fail(lua, format!("template.render: {e}")),
-            };
-            run(lua, &t, data, "render")
-        })?,
-    )?;
     raw.raw_set(
         "render_string",
         lua.create_function(|lua, (source, data): (mlua::LuaString, Value)| {
@@ -134,16 +126,126 @@ pub(crate) fn module(lua: &Lua) -> mlua::Result<Value> {
             Ok(())
         })?,
     )?;
-    let module: Table = lua.load(WRAPPER).set_name("=[cove template]").call(raw)?;
-    lua.set_app_data(Rc::new(State {
+    let keys = lua.create_table()?;
+    let sync = lua.create_function(|lua, ()| sync_names(&*state(lua)?))?;
+    // Filled in below: the module table is made from `raw`, and the state
+    // holds the module.
+    let module: Table = lua.create_table()?;
+    let st = Rc::new(State {
         templates: RefCell::new(Templates::new(files)),
-        keys: lua.create_table()?,
+        keys: keys.clone(),
         ready: Cell::new(0),
         slots: RefCell::new(Vec::new()),
         generation: Cell::new(0),
+        page: RefCell::new(Vec::new()),
         module: module.clone(),
-    }));
+    });
+    // SAFETY: the closure's first upvalue points at the state, which the
+    // VM's app data owns for as long as the VM (and so the closure) lives.
+    let render: mlua::Function = unsafe {
+        lua.exec_raw((keys, sync), |state| {
+            ffi::lua_pushlightuserdata(state, Rc::as_ptr(&st).cast_mut().cast());
+            ffi::lua_rotate(state, -3, 1);
+            ffi::lua_pushcclosure(state, render_raw, 3);
+        })?
+    };
+    raw.raw_set("render", render)?;
+    let made: Table = lua.load(WRAPPER).set_name("=[cove template]").call(raw)?;
+    for pair in made.pairs::<Value, Value>() {
+        let (k, v) = pair?;
+        module.raw_set(k, v)?;
+    }
+    lua.set_app_data(st);
     Ok(Value::Table(module))
+}
+
+/// Make Lua strings of the names compiled since the last render (so the
+/// renderer itself never allocates on the Lua side).
+fn sync_names(st: &State) -> mlua::Result<()> {
+    let templates = st.templates.borrow();
+    let names = templates.names();
+    for id in st.ready.get()..names.len() {
+        if let Some(name) = names.get(id as u32) {
+            st.keys.raw_set(id + 1, name)?;
+        }
+    }
+    st.ready.set(names.len());
+    Ok(())
+}
+
+/// `template.render(name, data)` as a plain C function: `true, page` or
+/// `false, message`. mlua's callback machinery, argument conversion and a
+/// protected call around the push cost ~5k instructions a render; here the
+/// arguments are read off the stack and the page is pushed from a buffer
+/// kept in the state. Lua calls (the name sync, the pushes, which can
+/// raise a memory error) are made only while no Rust value that needs
+/// dropping is alive.
+unsafe extern "C-unwind" fn render_raw(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY (whole function): see `module` for the state pointer; the
+    // stack holds the arguments, padded to two.
+    let st = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<State>();
+    ffi::lua_settop(state, 2);
+    let mut step = render_page(state, st);
+    if step == Step::Sync {
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(3));
+        ffi::lua_callk(state, 0, 0, 0, None);
+        step = render_page(state, st);
+    }
+    const BUSY: &[u8] = b"template.render: called while rendering";
+    let (ptr, len) = match st.page.try_borrow() {
+        Ok(page) => (page.as_ptr(), page.len()),
+        Err(_) => (BUSY.as_ptr(), BUSY.len()),
+    };
+    ffi::lua_pushboolean(state, c_int::from(step == Step::Done));
+    ffi::lua_pushlstring(state, ptr.cast(), len);
+    2
+}
+
+#[derive(PartialEq, Eq)]
+enum Step {
+    /// The page is in `State::page`.
+    Done,
+    /// A failure's message is in `State::page`.
+    Failed,
+    /// Names must become Lua strings first; then call again.
+    Sync,
+}
+
+/// Render the template named by stack slot 1 with slot 2 into the state's
+/// page buffer. Everything it makes is dropped when it returns.
+unsafe fn render_page(state: *mut ffi::lua_State, st: &State) -> Step {
+    let Ok(mut page) = st.page.try_borrow_mut() else {
+        return Step::Failed;
+    };
+    let fail = |page: &mut Vec<u8>, msg: String| {
+        page.clear();
+        page.extend_from_slice(msg.as_bytes());
+        Step::Failed
+    };
+    if ffi::lua_type(state, 1) != ffi::LUA_TSTRING {
+        let got = kind_name(ffi::lua_type(state, 1));
+        return fail(
+            &mut page,
+            format!("template.render: the template name must be a string, got {got}"),
+        );
+    }
+    let Ok(name) = std::str::from_utf8(stack_bytes(state, 1)) else {
+        return fail(
+            &mut page,
+            "template.render: the name is not valid UTF-8".into(),
+        );
+    };
+    let t = match st.templates.borrow_mut().get(name) {
+        Ok(t) => t,
+        Err(e) => return fail(&mut page, format!("template.render: {e}")),
+    };
+    if st.templates.borrow().names().len() != st.ready.get() {
+        return Step::Sync;
+    }
+    match render_at(state, st, &t, 2, ffi::lua_upvalueindex(2), &mut page) {
+        Ok(()) => Step::Done,
+        Err(e) => fail(&mut page, format!("template.render: {e}")),
+    }
 }
 
 fn state(lua: &Lua) -> mlua::Result<Rc<State>> {
@@ -155,21 +257,44 @@ fn state(lua: &Lua) -> mlua::Result<Rc<State>> {
 /// Render `t` with `data`; `ok, html` or `false, message`.
 fn run(lua: &Lua, t: &Template, data: Value, api: &str) -> mlua::Result<Outcome> {
     let st = state(lua)?;
-    // Names compiled since the last render become Lua strings first, so the
-    // renderer itself never allocates on the Lua side.
-    {
-        let templates = st.templates.borrow();
-        let names = templates.names();
-        for id in st.ready.get()..names.len() {
-            if let Some(name) = names.get(id as u32) {
-                st.keys.raw_set(id + 1, name)?;
-            }
-        }
-        st.ready.set(names.len());
+    sync_names(&st)?;
+    let mut page = Vec::new();
+    let mut result = Ok(());
+    // SAFETY: `render_at` calls only functions that cannot raise a Lua
+    // error, so no error unwinds through the renderer's frames.
+    unsafe {
+        lua.exec_raw::<()>((data, &st.keys), |state| {
+            let top = ffi::lua_gettop(state);
+            result = render_at(state, &st, t, top - 1, top, &mut page);
+        })?;
     }
-    let mut result = Ok(Vec::new());
+    match result {
+        Ok(()) => Ok((true, Value::String(lua.create_string(page)?))),
+        Err(e) => fail(lua, format!("template.{api}: {e}")),
+    }
+}
+
+/// Render `t` with the value at stack slot `data` into `out`; `keys` is
+/// the slot (or upvalue) of the table of name strings, which `sync_names`
+/// has filled. Uses only functions that cannot raise a Lua error (raw
+/// reads, `lua_next` on keys it got from the same table, `lua_checkstack`,
+/// `lua_settop` on plain values) and strings already on the stack; the
+/// stack is as it found it when it returns.
+unsafe fn render_at(
+    state: *mut ffi::lua_State,
+    st: &State,
+    t: &Template,
+    data: c_int,
+    keys: c_int,
+    out: &mut Vec<u8>,
+) -> Result<(), cove_template::Error> {
     let ready = st.ready.get();
-    let mut slots = std::mem::take(&mut *st.slots.borrow_mut());
+    let Ok(mut slots) = st.slots.try_borrow_mut() else {
+        return Err(cove_template::Error::bare(
+            cove_template::ErrorKind::Render,
+            "called while rendering",
+        ));
+    };
     slots.resize(ready, (0, 0));
     let mut generation = st.generation.get().wrapping_add(1);
     if generation == 0 {
@@ -178,36 +303,24 @@ fn run(lua: &Lua, t: &Template, data: Value, api: &str) -> mlua::Result<Outcome>
         generation = 1;
     }
     st.generation.set(generation);
-    // SAFETY: the closure uses only functions that cannot raise a Lua
-    // error (raw reads, `lua_next` on keys it got from the same table,
-    // `lua_checkstack`, `lua_settop` on plain values) and strings already
-    // on the stack, so no error unwinds through the renderer's frames.
-    unsafe {
-        lua.exec_raw::<()>((data, &st.keys), |state| {
-            let top = ffi::lua_gettop(state);
-            let mut host = LuaHost {
-                state,
-                data: Slot {
-                    idx: top - 1,
-                    ty: ffi::lua_type(state, top - 1),
-                },
-                keys: top,
-                ready,
-                slots: &mut slots,
-                generation,
-                top,
-                room: top,
-                kept: Vec::new(),
-            };
-            result = render(t, &mut host);
-            ffi::lua_settop(state, top);
-        })?;
-    }
-    *st.slots.borrow_mut() = slots;
-    match result {
-        Ok(out) => Ok((true, Value::String(lua.create_string(out)?))),
-        Err(e) => fail(lua, format!("template.{api}: {e}")),
-    }
+    let top = ffi::lua_gettop(state);
+    let mut host = LuaHost {
+        state,
+        data: Slot {
+            idx: data,
+            ty: ffi::lua_type(state, data),
+        },
+        keys,
+        ready,
+        slots: &mut slots,
+        generation,
+        top,
+        room: top,
+        kept: Vec::new(),
+    };
+    let result = render_into(t, &mut host, out);
+    ffi::lua_settop(state, top);
+    result
 }
 
 /// A value: its stack slot and its type, known from the call that pushed

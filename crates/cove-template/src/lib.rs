@@ -31,4 +31,4 @@ pub use cache::{Limits, Loader, Template, Templates};
 pub use error::{Error, ErrorKind};
 pub use host::{Flavor, Host, ItemKey, Shape};
 pub use names::{Key, Names};
-pub use render::render;
+pub use render::{render, render_into};

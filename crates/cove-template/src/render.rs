@@ -61,24 +61,34 @@ pub(crate) struct Renderer<'t, 'h, H: Host> {
 
 /// Render `t` with the host's data.
 pub fn render<H: Host>(t: &Template, host: &mut H) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    render_into(t, host, &mut out).map(|()| out)
+}
+
+/// Render `t` with the host's data into `out`, which is cleared first and
+/// keeps its capacity: a binding that renders page after page into one
+/// buffer allocates nothing for the output.
+pub fn render_into<H: Host>(t: &Template, host: &mut H, out: &mut Vec<u8>) -> Result<(), Error> {
+    out.clear();
+    out.reserve(t.last_len.get().max(t.source.len()) + 256);
     let mark = host.mark();
     let data = host.data();
     host.prepare(&t.keys);
     let mut r = Renderer {
         flavor: host.flavor(),
         host,
-        out: Vec::with_capacity(t.last_len.get().max(t.source.len()) + 256),
+        out: std::mem::take(out),
         data,
         vars: Vec::new(),
         loops: Vec::new(),
         steps: 0,
     };
     let result = r.template(t);
-    let out = std::mem::take(&mut r.out);
+    *out = std::mem::take(&mut r.out);
     drop(r);
     t.last_len.set(out.len());
     host.release(mark);
-    result.map(|()| out).map_err(|e| *e)
+    result.map_err(|e| *e)
 }
 
 /// `a` and `b` name the same field.
