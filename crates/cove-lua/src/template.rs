@@ -602,6 +602,8 @@ impl Host for LuaHost<'_> {
         out.extend_from_slice(format!("{kind}: {ptr:p}").as_bytes());
     }
 
+    const RELEASES: bool = true;
+
     #[inline]
     fn mark(&mut self) -> usize {
         self.top as usize

@@ -79,7 +79,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     /// output: the text goes in raw, is changed where it lies, and is
     /// escaped afterwards only if it has a character to escape. The general
     /// path would make, fill and free a buffer per output.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn write_filtered(&mut self, v: &Val<'t, H::Value>, filter: Filter, raw: bool) {
         let flavor = self.flavor;
         let start = self.out.len();

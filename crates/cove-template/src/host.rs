@@ -90,6 +90,11 @@ pub trait Host {
     /// instead of fetching one per read).
     fn prepare(&mut self, _keys: &[Key]) {}
 
+    /// Whether [`Host::release`] frees anything (the renderer skips its
+    /// bookkeeping of what to release for a host whose values free
+    /// themselves).
+    const RELEASES: bool = false;
+
     /// A point to return to with [`Host::release`]; values made after it
     /// are no longer used once released.
     fn mark(&mut self) -> usize {

@@ -153,13 +153,26 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
 
     /// Render `nodes`, then release the host values made since `done`
     /// (unless it is [`KEEP`]).
+    fn nodes_then(
+        &mut self,
+        t: &'t Template,
+        chain: &[&'t Template],
+        nodes: &'t [Node],
+        done: usize,
+    ) -> Res<()> {
+        self.walk(t, chain, nodes, done)
+    }
+
+    /// [`Renderer::nodes_then`], inlined where it runs per loop item (a
+    /// call per item cost its prologue and epilogue each time).
     ///
     /// What an output, condition or loop leaves behind is garbage once it
     /// is written, but it is released in batches of [`HOLD`] nodes rather
     /// than one by one (each release is a `lua_settop` call): after any
     /// node, everything made since `base` is garbage, since nested node
     /// lists, loops and includes release their own values.
-    fn nodes_then(
+    #[inline(always)]
+    fn walk(
         &mut self,
         t: &'t Template,
         chain: &[&'t Template],
@@ -169,72 +182,8 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         let base = self.host.mark();
         let mut held = 0;
         for node in nodes {
-            match node {
-                Node::Text(s) => {
-                    append(&mut self.out, s.as_bytes());
-                    continue;
-                }
-                Node::Output {
-                    expr:
-                        Expr::Filter {
-                            input,
-                            filter: f @ (Filter::Upper | Filter::Lower | Filter::Trim),
-                            ..
-                        },
-                    raw,
-                } => {
-                    let v = match self.read(input) {
-                        Some(h) => Val::Host(h),
-                        None => self.eval(t, input)?,
-                    };
-                    self.write_filtered(&v, *f, *raw);
-                }
-                Node::Output { expr, raw } => match self.read(expr) {
-                    Some(h) => self.write_host(&h, *raw),
-                    None => {
-                        let v = self.eval(t, expr)?;
-                        self.write(&v, *raw);
-                    }
-                },
-                Node::If {
-                    branches,
-                    otherwise,
-                } => {
-                    let mut body = otherwise;
-                    for (cond, b) in branches {
-                        let yes = match self.read(cond) {
-                            Some(h) => self.host_truthy(&h),
-                            None => {
-                                let v = self.eval(t, cond)?;
-                                self.truthy(&v)
-                            }
-                        };
-                        if yes {
-                            body = b;
-                            break;
-                        }
-                    }
-                    self.nodes(t, chain, body)?;
-                }
-                Node::For {
-                    key,
-                    var,
-                    iter,
-                    body,
-                    pos,
-                } => self.for_loop(t, chain, key.as_ref(), var, iter, body, *pos)?,
-                Node::Block(i) => {
-                    let name = &t.blocks[*i].name;
-                    let found = chain.iter().find_map(|c| {
-                        c.blocks
-                            .iter()
-                            .find(|b| b.name == *name)
-                            .map(|b| (*c, &b.body))
-                    });
-                    let (owner, body) = found.unwrap_or((t, &t.blocks[*i].body));
-                    self.nodes(owner, chain, body)?;
-                }
-                Node::Include(i) => self.template(&t.includes[*i])?,
+            if !self.node(t, chain, node)? || !H::RELEASES {
+                continue;
             }
             held += 1;
             if held == HOLD {
@@ -246,6 +195,79 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
             self.host.release(done);
         }
         Ok(())
+    }
+
+    /// Render one node; `false` if it made no host values (text).
+    #[inline(always)]
+    fn node(&mut self, t: &'t Template, chain: &[&'t Template], node: &'t Node) -> Res<bool> {
+        match node {
+            Node::Text(s) => {
+                append(&mut self.out, s.as_bytes());
+                return Ok(false);
+            }
+            Node::Output {
+                expr:
+                    Expr::Filter {
+                        input,
+                        filter: f @ (Filter::Upper | Filter::Lower | Filter::Trim),
+                        ..
+                    },
+                raw,
+            } => {
+                let v = match self.read(input) {
+                    Some(h) => Val::Host(h),
+                    None => self.eval(t, input)?,
+                };
+                self.write_filtered(&v, *f, *raw);
+            }
+            Node::Output { expr, raw } => match self.read(expr) {
+                Some(h) => self.write_host(&h, *raw),
+                None => {
+                    let v = self.eval(t, expr)?;
+                    self.write(&v, *raw);
+                }
+            },
+            Node::If {
+                branches,
+                otherwise,
+            } => {
+                let mut body = otherwise;
+                for (cond, b) in branches {
+                    let yes = match self.read(cond) {
+                        Some(h) => self.host_truthy(&h),
+                        None => {
+                            let v = self.eval(t, cond)?;
+                            self.truthy(&v)
+                        }
+                    };
+                    if yes {
+                        body = b;
+                        break;
+                    }
+                }
+                self.nodes(t, chain, body)?;
+            }
+            Node::For {
+                key,
+                var,
+                iter,
+                body,
+                pos,
+            } => self.for_loop(t, chain, key.as_ref(), var, iter, body, *pos)?,
+            Node::Block(i) => {
+                let name = &t.blocks[*i].name;
+                let found = chain.iter().find_map(|c| {
+                    c.blocks
+                        .iter()
+                        .find(|b| b.name == *name)
+                        .map(|b| (*c, &b.body))
+                });
+                let (owner, body) = found.unwrap_or((t, &t.blocks[*i].body));
+                self.nodes(owner, chain, body)?;
+            }
+            Node::Include(i) => self.template(&t.includes[*i])?,
+        }
+        Ok(true)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -305,7 +327,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                         KEEP
                     };
                     result = self
-                        .nodes_then(t, chain, body, done)
+                        .walk(t, chain, body, done)
                         .and_then(|()| self.step(t, pos));
                     if result.is_err() {
                         break;
