@@ -69,6 +69,43 @@ fn runtimes_differ_where_their_apps_expect_it() {
     assert_eq!(js.get("/truthy").text(), "b=2;a=1;c=3;");
 }
 
+/// The page sent is the string passed to `res.html`, whichever pages were
+/// rendered before it (the JS binding hands `res.html` the bytes of the
+/// page it rendered last instead of converting that string back).
+fn sends_the_page_it_is_given(ext: &str) {
+    let s = Server::start(&app(ext), &[]);
+    let nav = |on: usize| {
+        let class = |i| if i == on { " class=\"on\"" } else { "" };
+        format!(
+            "<nav><a href=\"/\"{}>Home</a> | <a href=\"/about\"{}>About</a></nav>\n",
+            class(0),
+            class(1)
+        )
+    };
+    let (a, b) = (nav(0), nav(1));
+    for (w, want) in [
+        ("b", b.clone()),
+        ("a", a.clone()),
+        ("ab", format!("{a}{b}")),
+        ("twice", b.clone()),
+        ("utf8", format!("café ✓ 😀|{b}")),
+    ] {
+        let r = s.get(&format!("/which?w={w}"));
+        assert_eq!(r.status, 200, "{w}: {}", s.log());
+        assert_eq!(r.text(), want, "{ext} ?w={w}");
+    }
+}
+
+#[test]
+fn lua_sends_the_page_it_is_given() {
+    sends_the_page_it_is_given("lua");
+}
+
+#[test]
+fn js_sends_the_page_it_is_given() {
+    sends_the_page_it_is_given("js");
+}
+
 fn error_names_template_position(ext: &str) {
     let s = Server::start(&app(ext), &[]);
     let r = s.get("/bad");
