@@ -117,7 +117,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         text
     }
 
-    #[inline]
+    #[inline(always)]
     fn write_raw(&mut self, v: &Val<'t, H::Value>) -> bool {
         let flavor = self.flavor;
         let shape = shape_of(self.host, v);

@@ -135,7 +135,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
         t.error(ErrorKind::Limit, pos, over).into()
     }
 
-    #[inline]
+    #[inline(always)]
     fn nodes(&mut self, t: &'t Template, chain: &[&'t Template], nodes: &'t [Node]) -> Res<()> {
         // Branches of an `if` are often one piece of text (` class="on"`):
         // written here, without a walk of their own.
@@ -484,7 +484,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     }
 
     /// [`Renderer::truthy`] of a host value.
-    #[inline]
+    #[inline(always)]
     fn host_truthy(&mut self, v: &H::Value) -> bool {
         let flavor = self.flavor;
         match self.host.shape(v) {
