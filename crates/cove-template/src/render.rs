@@ -91,6 +91,13 @@ pub fn render_into<H: Host>(t: &Template, host: &mut H, out: &mut Vec<u8>) -> Re
     result.map_err(|e| *e)
 }
 
+/// `leaf` and its `extends` ancestors, most derived first (the chain a
+/// block is looked up in; passed around as its leaf, not as a list made
+/// per render).
+fn ancestry(leaf: &Template) -> impl Iterator<Item = &Template> {
+    std::iter::successors(Some(leaf), |c| c.parent.as_deref())
+}
+
 /// `a` and `b` name the same field.
 fn same(a: &Key, b: &Key) -> bool {
     a.id == b.id && (a.id != Key::UNCACHED || a.name == b.name)
@@ -102,12 +109,11 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     /// that defines it).
     fn template(&mut self, t: &'t Template) -> Res<()> {
         self.step(t, 0)?;
-        let mut chain: Vec<&'t Template> = vec![t];
-        while let Some(p) = chain.last().and_then(|c| c.parent.as_deref()) {
-            chain.push(p);
+        let mut root = t;
+        while let Some(p) = root.parent.as_deref() {
+            root = p;
         }
-        let root = chain.last().copied().unwrap_or(t);
-        self.nodes(root, &chain, &root.nodes)
+        self.nodes(root, t, &root.nodes)
     }
 
     /// Counted per loop iteration and per template entered: each visits a
@@ -136,7 +142,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     }
 
     #[inline(always)]
-    fn nodes(&mut self, t: &'t Template, chain: &[&'t Template], nodes: &'t [Node]) -> Res<()> {
+    fn nodes(&mut self, t: &'t Template, leaf: &'t Template, nodes: &'t [Node]) -> Res<()> {
         // Branches of an `if` are often one piece of text (` class="on"`):
         // written here, without a walk of their own.
         match nodes {
@@ -148,7 +154,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
             _ => {}
         }
         let mark = self.host.mark();
-        self.nodes_then(t, chain, nodes, mark)
+        self.nodes_then(t, leaf, nodes, mark)
     }
 
     /// Render `nodes`, then release the host values made since `done`
@@ -156,11 +162,11 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     fn nodes_then(
         &mut self,
         t: &'t Template,
-        chain: &[&'t Template],
+        leaf: &'t Template,
         nodes: &'t [Node],
         done: usize,
     ) -> Res<()> {
-        self.walk(t, chain, nodes, done)
+        self.walk(t, leaf, nodes, done)
     }
 
     /// [`Renderer::nodes_then`], inlined where it runs per loop item (a
@@ -175,14 +181,14 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     fn walk(
         &mut self,
         t: &'t Template,
-        chain: &[&'t Template],
+        leaf: &'t Template,
         nodes: &'t [Node],
         done: usize,
     ) -> Res<()> {
         let base = self.host.mark();
         let mut held = 0;
         for node in nodes {
-            if !self.node(t, chain, node)? || !H::RELEASES {
+            if !self.node(t, leaf, node)? || !H::RELEASES {
                 continue;
             }
             held += 1;
@@ -199,7 +205,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
 
     /// Render one node; `false` if it made no host values (text).
     #[inline(always)]
-    fn node(&mut self, t: &'t Template, chain: &[&'t Template], node: &'t Node) -> Res<bool> {
+    fn node(&mut self, t: &'t Template, leaf: &'t Template, node: &'t Node) -> Res<bool> {
         match node {
             Node::Text(s) => {
                 append(&mut self.out, s.as_bytes());
@@ -245,7 +251,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                         break;
                     }
                 }
-                self.nodes(t, chain, body)?;
+                self.nodes(t, leaf, body)?;
             }
             Node::For {
                 key,
@@ -253,17 +259,17 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                 iter,
                 body,
                 pos,
-            } => self.for_loop(t, chain, key.as_ref(), var, iter, body, *pos)?,
+            } => self.for_loop(t, leaf, key.as_ref(), var, iter, body, *pos)?,
             Node::Block(i) => {
                 let name = &t.blocks[*i].name;
-                let found = chain.iter().find_map(|c| {
+                let found = ancestry(leaf).find_map(|c| {
                     c.blocks
                         .iter()
                         .find(|b| b.name == *name)
-                        .map(|b| (*c, &b.body))
+                        .map(|b| (c, &b.body))
                 });
                 let (owner, body) = found.unwrap_or((t, &t.blocks[*i].body));
-                self.nodes(owner, chain, body)?;
+                self.nodes(owner, leaf, body)?;
             }
             Node::Include(i) => self.template(&t.includes[*i])?,
         }
@@ -274,7 +280,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     fn for_loop(
         &mut self,
         t: &'t Template,
-        chain: &[&'t Template],
+        leaf: &'t Template,
         key: Option<&'t Key>,
         var: &'t Key,
         iter: &'t Expr,
@@ -327,7 +333,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                         KEEP
                     };
                     result = self
-                        .walk(t, chain, body, done)
+                        .walk(t, leaf, body, done)
                         .and_then(|()| self.step(t, pos));
                     if result.is_err() {
                         break;
@@ -349,7 +355,7 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
                     let (mark, depth) = (self.host.mark(), self.vars.len());
                     self.vars.push((k, kv));
                     self.vars.push((var, Val::Host(item)));
-                    self.iteration(t, chain, body, (mark, depth), i, n)?;
+                    self.iteration(t, leaf, body, (mark, depth), i, n)?;
                     self.step(t, pos)?;
                 }
             }
@@ -364,14 +370,14 @@ impl<'t, H: Host> Renderer<'t, '_, H> {
     fn iteration(
         &mut self,
         t: &'t Template,
-        chain: &[&'t Template],
+        leaf: &'t Template,
         body: &'t [Node],
         (done, depth): (usize, usize),
         index0: usize,
         length: usize,
     ) -> Res<()> {
         self.loops.push(LoopState { index0, length });
-        let result = self.nodes_then(t, chain, body, done);
+        let result = self.nodes_then(t, leaf, body, done);
         self.loops.pop();
         self.vars.truncate(depth);
         result
