@@ -21,6 +21,7 @@ pub enum Flavor {
 
 /// A value as the renderer sees it.
 #[derive(Debug, Clone, PartialEq)]
+#[repr(u8)]
 pub enum Shape<'a> {
     /// `nil`, `undefined` or `null`.
     Nil,

@@ -33,6 +33,7 @@ pub(crate) type Res<T> = Result<T, Box<Error>>;
 
 /// A value during rendering: the host's, or one the renderer made.
 #[derive(Clone)]
+#[repr(u8)]
 pub(crate) enum Val<'t, V> {
     Host(V),
     Nil,
