@@ -94,7 +94,7 @@ struct Owned {
 impl Drop for Owned {
     fn drop(&mut self) {
         // SAFETY: we own this reference and free it once.
-        unsafe { qjs::JS_FreeValue(self.raw, self.v) }
+        unsafe { crate::layout::free(self.raw, self.v) }
     }
 }
 
@@ -141,6 +141,11 @@ impl Encoder<'_, '_> {
     }
 
     fn string(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
+        // SAFETY: `raw` is a live string for the whole call.
+        if let Some(bytes) = unsafe { crate::layout::ascii_bytes(raw) } {
+            write_utf8(self.out, bytes);
+            return Ok(Step::Written);
+        }
         let mut len = 0;
         // SAFETY: `raw` is a live string; the buffer is freed below.
         let ptr = unsafe { qjs::JS_ToCStringLen2(self.raw, &mut len, raw, false) };

@@ -12,6 +12,7 @@ mod host;
 mod http;
 mod jsonenc;
 mod kv;
+mod layout;
 mod modules;
 mod native;
 mod request;

@@ -18,6 +18,7 @@ use cove_template::{render, Flavor, Host, ItemKey, Key, Shape, Template, Templat
 
 use crate::fastfn::{fast_table, install, Args, Method};
 use crate::host::if_call;
+use crate::layout;
 use crate::native::{set_fn, throw};
 
 /// Per-context state: the template cache and one atom per interned name.
@@ -140,6 +141,7 @@ fn run<'js>(
         atoms: &atoms,
         error: None,
         cstr: std::ptr::null(),
+        held: None,
     };
     let result = render(t, &mut host);
     let error = host.error.take();
@@ -223,13 +225,8 @@ impl JsVal {
     }
 
     fn dup(raw: *mut qjs::JSContext, v: qjs::JSValue) -> JsVal {
-        let v = if counted(v) {
-            // SAFETY: adding a reference to a live value.
-            unsafe { qjs::JS_DupValue(raw, v) }
-        } else {
-            v
-        };
-        JsVal::own(raw, v)
+        // SAFETY: adding a reference to a live value.
+        JsVal::own(raw, unsafe { layout::dup(raw, v) })
     }
 
     #[inline]
@@ -253,19 +250,9 @@ impl Clone for JsVal {
 impl Drop for JsVal {
     #[inline]
     fn drop(&mut self) {
-        if counted(self.v) {
-            // SAFETY: each JsVal owns exactly one reference.
-            unsafe { qjs::JS_FreeValue(self.raw, self.v) }
-        }
+        // SAFETY: each JsVal owns exactly one reference.
+        unsafe { layout::free(self.raw, self.v) }
     }
-}
-
-/// Only values with a negative tag (strings, objects, …) are reference
-/// counted; numbers, booleans, null and undefined skip the C calls.
-#[inline]
-fn counted(v: qjs::JSValue) -> bool {
-    // SAFETY: reading the tag of a live value.
-    unsafe { qjs::JS_VALUE_GET_TAG(v) < 0 }
 }
 
 struct JsHost<'a, 'js> {
@@ -278,6 +265,9 @@ struct JsHost<'a, 'js> {
     /// The C string the last [`JsHost::string_bytes`] returned, freed at
     /// the next call (or drop): the bytes are read in place, not copied.
     cstr: *const std::ffi::c_char,
+    /// The string whose bytes the last [`JsHost::string_bytes`] returned in
+    /// place (an ASCII string needs no conversion).
+    held: Option<JsVal>,
 }
 
 impl Drop for JsHost<'_, '_> {
@@ -321,11 +311,16 @@ impl JsHost<'_, '_> {
         }
     }
 
-    /// A string value as UTF-8, valid until the next call. For an ASCII
-    /// string QuickJS hands out the string's own bytes (no copy).
+    /// A string value as UTF-8, valid until the next call: an ASCII
+    /// string's own bytes, read in place, else QuickJS's conversion.
     #[inline]
     fn string_bytes(&mut self, v: &JsVal) -> &[u8] {
         self.free_cstr();
+        // SAFETY: a live value, kept alive by `self.held` until the next call.
+        if let Some(bytes) = unsafe { layout::ascii_bytes(v.v) } {
+            self.held = Some(v.clone());
+            return bytes;
+        }
         let mut len = 0;
         // SAFETY: converting a string (or any value, via toString) to a C
         // string, kept alive (and freed) by `self.cstr`.

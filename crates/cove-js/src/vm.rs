@@ -76,5 +76,6 @@ pub(crate) fn new_runtime(limits: &Limits) -> rquickjs::Result<(Runtime, Context
     let b = budget.clone();
     rt.set_interrupt_handler(Some(Box::new(move || b.charge())));
     let ctx = Context::full(&rt)?;
+    ctx.with(|c| crate::layout::probe(c.as_raw().as_ptr()));
     Ok((rt, ctx, budget))
 }

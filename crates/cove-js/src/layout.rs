@@ -1,0 +1,217 @@
+//! What Cove reads of QuickJS's internals, each checked at start-up.
+//!
+//! The template renderer and the JSON encoder touch a few values per loop
+//! item; two C calls per reference drop and per string read are a large
+//! share of that. [`probe`] makes values of known shape and checks that
+//! the layouts below hold for them; if one does not (a QuickJS upgrade
+//! changed it), every operation takes the exported C function instead,
+//! and `the_layout_probe_passes_on_the_bundled_quickjs` fails.
+//!
+//! Reference counts. The QuickJS that rquickjs bundles keeps a counted value's reference
+//! count in its allocator's block header, the `i32` just before what the
+//! value points to, but exports only `JS_DupValue`/`JS_FreeValue` (two
+//! nested calls each). With the layout known, a drop that leaves other
+//! holders is a plain decrement; the last reference still goes through
+//! `JS_FreeValue`, which frees.
+//!
+//! Strings. A `JSString` starts with two 32-bit words: the length (31
+//! bits) and a wide-characters flag, then the hash (28 bits) and the
+//! storage kind (2 bits); a plain ("normal") string's characters follow
+//! the 24-byte header (QuickJS built with `NDEBUG`, rquickjs's
+//! `disable-assertions` feature, which Cargo.toml sets: a debug build puts
+//! a leak-list link there too). An ASCII string of 8-bit characters is its own
+//! UTF-8, so [`ascii_bytes`] reads it in place where `JS_ToCStringLen2`
+//! would scan it the same way behind two calls and a reference.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Once;
+
+use rquickjs::qjs;
+
+static COUNT_KNOWN: AtomicBool = AtomicBool::new(false);
+static STRING_KNOWN: AtomicBool = AtomicBool::new(false);
+static PROBED: Once = Once::new();
+
+/// Check the layout once per process with a fresh string and object.
+pub(crate) fn probe(raw: *mut qjs::JSContext) {
+    PROBED.call_once(|| {
+        // SAFETY: values made, dup'd and freed here; the count is read
+        // only while they are alive.
+        let ok = unsafe {
+            let s = qjs::JS_NewStringLen(raw, PROBE.as_ptr().cast(), PROBE.len() as _);
+            let wide = qjs::JS_NewStringLen(raw, WIDE.as_ptr().cast(), WIDE.len() as _);
+            let o = qjs::JS_NewObject(raw);
+            let counts = counts_before(raw, s) && counts_before(raw, o);
+            let strings = string_reads(s, PROBE.as_bytes()) && string_reads(wide, b"");
+            for v in [s, wide, o] {
+                qjs::JS_FreeValue(raw, v);
+            }
+            (counts, strings)
+        };
+        COUNT_KNOWN.store(ok.0, Ordering::Relaxed);
+        STRING_KNOWN.store(ok.1, Ordering::Relaxed);
+    });
+}
+
+const PROBE: &str = "cove probe";
+/// Characters past Latin-1: QuickJS stores this string 16-bit wide.
+const WIDE: &str = "co\u{20ac}e";
+
+/// Whether [`string_header`] reads `v` as `expect` (empty: as wide).
+unsafe fn string_reads(v: qjs::JSValue, expect: &[u8]) -> bool {
+    if qjs::JS_VALUE_GET_TAG(v) != qjs::JS_TAG_STRING {
+        return false;
+    }
+    let (len, wide, kind) = string_header(v);
+    if expect.is_empty() {
+        return wide && len == 4;
+    }
+    !wide && kind == 0 && len == expect.len() && string_chars(v, len) == expect
+}
+
+/// Length, wide flag and storage kind of a string value.
+#[inline]
+unsafe fn string_header(v: qjs::JSValue) -> (usize, bool, u32) {
+    let head = qjs::JS_VALUE_GET_PTR(v).cast::<u32>();
+    let (w0, w1) = (*head, *head.add(1));
+    ((w0 & 0x7fff_ffff) as usize, w0 >> 31 == 1, (w1 >> 28) & 3)
+}
+
+/// A normal string's characters, after its 24-byte header.
+#[inline]
+unsafe fn string_chars<'a>(v: qjs::JSValue, len: usize) -> &'a [u8] {
+    let chars = qjs::JS_VALUE_GET_PTR(v).cast::<u8>().add(24);
+    std::slice::from_raw_parts(chars, len)
+}
+
+/// A string value's bytes read in place when it is plain 8-bit ASCII
+/// (its UTF-8 then); `None` for every other string, which the caller
+/// converts with `JS_ToCStringLen2`.
+///
+/// # Safety
+/// `v` is a live value and outlives the slice.
+#[inline]
+pub(crate) unsafe fn ascii_bytes<'a>(v: qjs::JSValue) -> Option<&'a [u8]> {
+    // A rope (`JS_TAG_STRING_ROPE`) has another layout: converted.
+    if qjs::JS_VALUE_GET_TAG(v) != qjs::JS_TAG_STRING || !STRING_KNOWN.load(Ordering::Relaxed) {
+        return None;
+    }
+    let (len, wide, kind) = string_header(v);
+    if wide || kind != 0 {
+        return None;
+    }
+    let bytes = string_chars(v, len);
+    bytes.is_ascii().then_some(bytes)
+}
+
+/// Where the count is: `JSMallocBlockHeader.ref_count`, 4 bytes before
+/// the block's user data.
+#[inline]
+unsafe fn count(v: qjs::JSValue) -> *mut i32 {
+    qjs::JS_VALUE_GET_PTR(v).cast::<i32>().sub(1)
+}
+
+/// Whether dup and free move the `i32` at [`count`] by one.
+unsafe fn counts_before(raw: *mut qjs::JSContext, v: qjs::JSValue) -> bool {
+    if !counted(v) {
+        return false;
+    }
+    let head = count(v);
+    let before = *head;
+    let d = qjs::JS_DupValue(raw, v);
+    let up = *head == before + 1;
+    qjs::JS_FreeValue(raw, d);
+    before == 1 && up && *head == before
+}
+
+/// Only values with a negative tag (strings, objects, …) are reference
+/// counted; numbers, booleans, null and undefined skip the C calls.
+#[inline]
+pub(crate) fn counted(v: qjs::JSValue) -> bool {
+    // SAFETY: reading the tag of a live value.
+    unsafe { qjs::JS_VALUE_GET_TAG(v) < 0 }
+}
+
+/// Drop one reference to `v`.
+///
+/// # Safety
+/// The caller owns a reference to `v`, a value of `raw`'s runtime.
+#[inline]
+pub(crate) unsafe fn free(raw: *mut qjs::JSContext, v: qjs::JSValue) {
+    if !counted(v) {
+        return;
+    }
+    let head = count(v);
+    if COUNT_KNOWN.load(Ordering::Relaxed) && *head > 1 {
+        *head -= 1;
+    } else {
+        qjs::JS_FreeValue(raw, v);
+    }
+}
+
+/// Add a reference to `v`.
+///
+/// # Safety
+/// `v` is a live value of `raw`'s runtime.
+#[inline]
+pub(crate) unsafe fn dup(raw: *mut qjs::JSContext, v: qjs::JSValue) -> qjs::JSValue {
+    if !counted(v) {
+        return v;
+    }
+    if COUNT_KNOWN.load(Ordering::Relaxed) {
+        *count(v) += 1;
+        v
+    } else {
+        qjs::JS_DupValue(raw, v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layout_probe_passes_on_the_bundled_quickjs() {
+        let rt = rquickjs::Runtime::new().unwrap();
+        let ctx = rquickjs::Context::full(&rt).unwrap();
+        ctx.with(|ctx| {
+            probe(ctx.as_raw().as_ptr());
+            assert!(COUNT_KNOWN.load(Ordering::Relaxed));
+            assert!(STRING_KNOWN.load(Ordering::Relaxed));
+            // SAFETY: a string made, shared, and released to its last reference.
+            unsafe {
+                let raw = ctx.as_raw().as_ptr();
+                let s = qjs::JS_NewStringLen(raw, c"x".as_ptr(), 1);
+                let d = dup(raw, s);
+                assert_eq!(*count(s), 2);
+                free(raw, d);
+                assert_eq!(*count(s), 1);
+                free(raw, s);
+            }
+        });
+    }
+
+    #[test]
+    fn only_plain_ascii_strings_are_read_in_place() {
+        let rt = rquickjs::Runtime::new().unwrap();
+        let ctx = rquickjs::Context::full(&rt).unwrap();
+        ctx.with(|ctx| {
+            probe(ctx.as_raw().as_ptr());
+            let read = |src: &str| {
+                let v: rquickjs::Value = ctx.eval(src).unwrap();
+                // SAFETY: `v` is a live string while its bytes are copied out.
+                unsafe { ascii_bytes(v.as_raw()).map(<[u8]>::to_vec) }
+            };
+            assert_eq!(read("'Item ' + 12"), Some(b"Item 12".to_vec()));
+            assert_eq!(read("''"), Some(Vec::new()));
+            assert_eq!(read("'caf\\u00e9'"), None, "Latin-1, not UTF-8");
+            assert_eq!(read("'\\u20ac'"), None, "wide");
+            // A slice of a long string may be stored as one (not read in
+            // place) or copied (read): either way, never wrong bytes.
+            let long = "x".repeat(300);
+            let sliced = read(&format!("'{long}'.slice(1, 299)"));
+            assert!(sliced.is_none() || sliced == Some(vec![b'x'; 298]));
+        });
+    }
+}
