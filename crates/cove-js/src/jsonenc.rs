@@ -242,6 +242,11 @@ impl Encoder<'_, '_> {
     }
 
     fn members(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
+        // SAFETY: `raw` is a live plain object.
+        let shape = unsafe { crate::layout::shape_of(raw) };
+        if let Some(known) = shape.and_then(|s| crate::shapes::known_members(self.ctx, s)) {
+            return self.known_members(raw, &known);
+        }
         let mut tab = std::ptr::null_mut();
         let mut len = 0;
         // Non-enumerable keys too: an own `toJSON` must send us to JSON.stringify.
@@ -276,7 +281,6 @@ impl Encoder<'_, '_> {
             if !entry.is_enumerable {
                 continue;
             }
-            let item = self.owned(unsafe { qjs::JS_GetProperty(self.raw, raw, entry.atom) })?;
             let mark = self.out.len();
             if !first {
                 self.out.push(b',');
@@ -284,10 +288,9 @@ impl Encoder<'_, '_> {
             if !self.key(entry.atom)? {
                 return Ok(Step::Unsupported);
             }
-            self.out.push(b':');
-            match self.value(item.v)? {
+            match self.member_value(raw, entry.atom, mark)? {
                 Step::Written => first = false,
-                Step::Skip => self.out.truncate(mark),
+                Step::Skip => {}
                 Step::Unsupported => return Ok(Step::Unsupported),
             }
         }
@@ -295,20 +298,61 @@ impl Encoder<'_, '_> {
         Ok(Step::Written)
     }
 
+    /// An object whose shape is a kept key list's (shapes.rs): the same
+    /// own properties, all enumerable plain values, none named `toJSON`,
+    /// so no listing is needed and the names are written from the cache.
+    fn known_members(
+        &mut self,
+        raw: qjs::JSValue,
+        known: &[crate::shapes::Member],
+    ) -> rquickjs::Result<Step> {
+        self.out.push(b'{');
+        let mut first = true;
+        for m in known {
+            let mark = self.out.len();
+            if !first {
+                self.out.push(b',');
+            }
+            self.out.extend_from_slice(&m.json);
+            match self.member_value(raw, m.atom, mark)? {
+                Step::Written => first = false,
+                Step::Skip => {}
+                Step::Unsupported => return Ok(Step::Unsupported),
+            }
+        }
+        self.out.push(b'}');
+        Ok(Step::Written)
+    }
+
+    /// `:` and the value of property `atom`, its key already written from
+    /// `mark` (taken back if the value is skipped).
+    fn member_value(
+        &mut self,
+        obj: qjs::JSValue,
+        atom: qjs::JSAtom,
+        mark: usize,
+    ) -> rquickjs::Result<Step> {
+        // SAFETY: a property read on a live object; the result is owned.
+        let item = self.owned(unsafe { qjs::JS_GetProperty(self.raw, obj, atom) })?;
+        self.out.push(b':');
+        let step = self.value(item.v)?;
+        if step == Step::Skip {
+            self.out.truncate(mark);
+        }
+        Ok(step)
+    }
+
     /// Write a property name; false if it is not valid UTF-8.
     fn key(&mut self, atom: qjs::JSAtom) -> rquickjs::Result<bool> {
         let raw = self.raw;
         crate::shapes::write_key(self.ctx, atom, self.out, |out| {
-            let mut len = 0;
-            // SAFETY: the atom is alive (held by the property list).
-            let ptr = unsafe { qjs::JS_AtomToCStringLen(raw, &mut len, atom) };
-            if ptr.is_null() {
-                return Err(rquickjs::Error::Exception);
-            }
-            let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
-            let ok = write_utf8(out, bytes);
-            unsafe { qjs::JS_FreeCString(raw, ptr) };
-            Ok(ok)
+            Ok(match crate::shapes::atom_json(raw, atom) {
+                Some(json) => {
+                    out.extend_from_slice(&json);
+                    true
+                }
+                None => false,
+            })
         })
     }
 }
@@ -387,6 +431,47 @@ mod tests {
                     .to_string()
                     .unwrap();
                 assert_eq!(ours(ctx, &v).as_deref(), Some(expected.as_str()), "{src}");
+            }
+        });
+    }
+
+    /// Objects whose shape was kept (the second encode of each key list)
+    /// are written from the known members; they must still match
+    /// JSON.stringify, and look-alikes with other flags must not match.
+    #[test]
+    fn kept_shapes_match_json_stringify() {
+        let cases = [
+            "({runtime: 'js', status: 'ok', uptime: 1.5})",
+            "({a: 1, u: undefined, f() {}, z: [{a: 1, u: undefined, f() {}, z: 2}]})",
+            "({a: 1, u: 2, f: 3, z: 4})",
+            "Object.defineProperty({a: 1, u: 2, f: 3, z: 4}, 'u', {enumerable: false})",
+            "Object.defineProperty({a: 1, u: 2, f: 3, z: 4}, 'f', {get() { return 'got'; }, enumerable: true})",
+            "(() => { const o = {a: 1, u: 2, f: 3, z: 4}; delete o.u; return o; })()",
+            "(() => { const o = {a: 1, u: 2, f: 3, z: 4}; o.extra = 5; return o; })()",
+            "Object.freeze({a: 1, u: 2, f: 3, z: 4})",
+            "({b: 'b', 0: 'zero'})",
+            "(() => { const o = {b: 'b'}; o['0'] = 'zero'; return o; })()",
+        ];
+        with_ctx(|ctx| {
+            crate::layout::probe(ctx.as_raw().as_ptr());
+            crate::shapes::init(ctx, &[]).unwrap();
+            // Rows as db.query makes them: keys in column order.
+            crate::shapes::keep_names(ctx, ["b", "0"]);
+            for round in 0..2 {
+                for src in cases {
+                    let v: Value = ctx.eval(src).unwrap();
+                    let expected = ctx
+                        .json_stringify(v.clone())
+                        .unwrap()
+                        .unwrap()
+                        .to_string()
+                        .unwrap();
+                    assert_eq!(
+                        ours(ctx, &v).as_deref(),
+                        Some(expected.as_str()),
+                        "{round}: {src}"
+                    );
+                }
             }
         });
     }

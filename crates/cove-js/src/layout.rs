@@ -7,6 +7,11 @@
 //! changed it), every operation takes the exported C function instead,
 //! and `the_layout_probe_passes_on_the_bundled_quickjs` fails.
 //!
+//! Object shapes. An object's `JSShape` pointer (its prototype and
+//! property list, shared by every object built with the same keys in the
+//! same order) sits 24 bytes into the object; [`shape_of`] reads it so the
+//! JSON encoder can recognise an object whose keys it already knows.
+//!
 //! Reference counts. The QuickJS that rquickjs bundles keeps a counted value's reference
 //! count in its allocator's block header, the `i32` just before what the
 //! value points to, but exports only `JS_DupValue`/`JS_FreeValue` (two
@@ -31,6 +36,7 @@ use rquickjs::qjs;
 
 static COUNT_KNOWN: AtomicBool = AtomicBool::new(false);
 static STRING_KNOWN: AtomicBool = AtomicBool::new(false);
+static SHAPE_KNOWN: AtomicBool = AtomicBool::new(false);
 static PROBED: Once = Once::new();
 
 /// Check the layout once per process with a fresh string and object.
@@ -47,10 +53,11 @@ pub(crate) fn probe(raw: *mut qjs::JSContext) {
             for v in [s, wide, o] {
                 qjs::JS_FreeValue(raw, v);
             }
-            (counts, strings)
+            (counts, strings, shapes_read(raw))
         };
         COUNT_KNOWN.store(ok.0, Ordering::Relaxed);
         STRING_KNOWN.store(ok.1, Ordering::Relaxed);
+        SHAPE_KNOWN.store(ok.2, Ordering::Relaxed);
     });
 }
 
@@ -103,6 +110,51 @@ pub(crate) unsafe fn ascii_bytes<'a>(v: qjs::JSValue) -> Option<&'a [u8]> {
     }
     let bytes = string_chars(v, len);
     bytes.is_ascii().then_some(bytes)
+}
+
+/// Whether [`shape_word`] is equal for two objects with key `a`, and
+/// different for an object with key `b` and for an empty object.
+unsafe fn shapes_read(raw: *mut qjs::JSContext) -> bool {
+    let with = |name: &std::ffi::CStr| {
+        let obj = qjs::JS_NewObject(raw);
+        if !name.is_empty() {
+            let atom = qjs::JS_NewAtom(raw, name.as_ptr());
+            qjs::JS_DefinePropertyValue(raw, obj, atom, qjs::JS_NULL, qjs::JS_PROP_C_W_E as i32);
+            qjs::JS_FreeAtom(raw, atom);
+        }
+        obj
+    };
+    let objects = [with(c"a"), with(c"a"), with(c"b"), with(c"")];
+    let ok = objects
+        .iter()
+        .all(|&o| qjs::JS_VALUE_GET_TAG(o) == qjs::JS_TAG_OBJECT)
+        && {
+            let [a1, a2, b, empty] = objects.map(|o| shape_word(o));
+            a1 != 0 && a1 == a2 && a1 != b && a1 != empty && b != empty
+        };
+    for o in objects {
+        qjs::JS_FreeValue(raw, o);
+    }
+    ok
+}
+
+/// The pointer-sized word where a `JSObject` keeps its shape.
+#[inline]
+unsafe fn shape_word(obj: qjs::JSValue) -> usize {
+    *qjs::JS_VALUE_GET_PTR(obj)
+        .cast::<u8>()
+        .add(24)
+        .cast::<usize>()
+}
+
+/// The address of a plain object's shape, to compare (never dereferenced);
+/// `None` if the layout is unknown.
+///
+/// # Safety
+/// `obj` is a live object (`JS_TAG_OBJECT`).
+#[inline]
+pub(crate) unsafe fn shape_of(obj: qjs::JSValue) -> Option<usize> {
+    SHAPE_KNOWN.load(Ordering::Relaxed).then(|| shape_word(obj))
 }
 
 /// Where the count is: `JSMallocBlockHeader.ref_count`, 4 bytes before
@@ -179,6 +231,7 @@ mod tests {
             probe(ctx.as_raw().as_ptr());
             assert!(COUNT_KNOWN.load(Ordering::Relaxed));
             assert!(STRING_KNOWN.load(Ordering::Relaxed));
+            assert!(SHAPE_KNOWN.load(Ordering::Relaxed));
             // SAFETY: a string made, shared, and released to its last reference.
             unsafe {
                 let raw = ctx.as_raw().as_ptr();

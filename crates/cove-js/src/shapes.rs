@@ -17,8 +17,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
 
 use rquickjs::{qjs, Ctx, JsLifetime, Value};
+
+use cove_caps::json::write_utf8;
 
 /// Distinct key lists kept at most (each costs one object per key).
 const MAX_LISTS: usize = 256;
@@ -56,6 +59,15 @@ pub(crate) struct Keepers {
     fields: Vec<qjs::JSAtom>,
     /// Property name atom (held by us) → the name as a JSON string.
     keys: RefCell<HashMap<qjs::JSAtom, Box<[u8]>, BuildHasherDefault<AtomHasher>>>,
+    /// Shape address of a kept full key list's object → its members.
+    known: RefCell<HashMap<usize, Rc<[Member]>, BuildHasherDefault<AtomHasher>>>,
+}
+
+/// A property of a known shape: its atom (held by `Keepers::lists`) and
+/// its name as a JSON string.
+pub(crate) struct Member {
+    pub(crate) atom: qjs::JSAtom,
+    pub(crate) json: Box<[u8]>,
 }
 
 // SAFETY: Keepers holds no `'js` values, only raw references it frees itself.
@@ -105,6 +117,7 @@ pub(crate) fn init(ctx: &Ctx<'_>, fields: &[&str]) -> rquickjs::Result<()> {
         fields: fields.iter().map(|f| new_atom(raw, f)).collect(),
         lists: RefCell::new(AtomMap::default()),
         keys: RefCell::new(HashMap::default()),
+        known: RefCell::new(HashMap::default()),
     })
     .map_err(|_| rquickjs::Error::new_from_js("userdata", "shape keepers"))?;
     Ok(())
@@ -147,12 +160,63 @@ pub(crate) fn keep(ctx: &Ctx<'_>, atoms: &[qjs::JSAtom]) {
             objects.push(obj);
         }
     }
+    if let (true, Some(&full)) = (objects.len() == atoms.len(), objects.last()) {
+        // SAFETY: `full` is a live object, kept until the runtime goes, so
+        // its shape's address is not reused for another shape meanwhile.
+        if let Some(shape) = unsafe { crate::layout::shape_of(full) } {
+            know(raw, &keepers, shape, atoms);
+        }
+    }
     // SAFETY: the key list holds its own reference to each atom.
     let held = atoms
         .iter()
         .map(|&a| unsafe { qjs::JS_DupAtom(raw, a) })
         .collect();
     lists.insert(held, objects);
+}
+
+/// Remember the members of `shape`, unless a name is `toJSON`, is not
+/// valid UTF-8, or is an array index (listed before the other keys,
+/// whatever the insertion order): such objects take the general path.
+fn know(raw: *mut qjs::JSContext, keepers: &Keepers, shape: usize, atoms: &[qjs::JSAtom]) {
+    let members: Option<Vec<Member>> = atoms
+        .iter()
+        .map(|&atom| {
+            let to_json = atom == qjs::JS_ATOM_toJSON as qjs::JSAtom;
+            let json = (!to_json).then(|| atom_json(raw, atom)).flatten()?;
+            let digits = &json[1..json.len() - 1];
+            let index = !digits.is_empty() && digits.iter().all(u8::is_ascii_digit);
+            (!index).then(|| Member {
+                atom,
+                json: json.into(),
+            })
+        })
+        .collect();
+    if let (Some(members), Ok(mut known)) = (members, keepers.known.try_borrow_mut()) {
+        known.insert(shape, members.into());
+    }
+}
+
+/// The members of objects with this shape, if it is a kept key list's.
+pub(crate) fn known_members(ctx: &Ctx<'_>, shape: usize) -> Option<Rc<[Member]>> {
+    let keepers = ctx.userdata::<Keepers>()?;
+    let known = keepers.known.try_borrow().ok()?;
+    known.get(&shape).cloned()
+}
+
+/// Property name `atom` as a JSON string; `None` if it is not valid UTF-8.
+pub(crate) fn atom_json(raw: *mut qjs::JSContext, atom: qjs::JSAtom) -> Option<Vec<u8>> {
+    let mut len = 0;
+    // SAFETY: the caller holds the atom; the C string is freed below.
+    let ptr = unsafe { qjs::JS_AtomToCStringLen(raw, &mut len, atom) };
+    if ptr.is_null() {
+        return None;
+    }
+    let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
+    let mut out = Vec::with_capacity(bytes.len() + 2);
+    let ok = write_utf8(&mut out, bytes);
+    unsafe { qjs::JS_FreeCString(raw, ptr) };
+    ok.then_some(out)
 }
 
 /// `keep` for keys given as strings.
