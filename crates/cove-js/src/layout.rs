@@ -223,12 +223,19 @@ pub(crate) unsafe fn dup(raw: *mut qjs::JSContext, v: qjs::JSValue) -> qjs::JSVa
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_layout_probe_passes_on_the_bundled_quickjs() {
+    /// Run `f` in a fresh context after the probe.
+    fn probed(f: impl FnOnce(&rquickjs::Ctx<'_>)) {
         let rt = rquickjs::Runtime::new().unwrap();
         let ctx = rquickjs::Context::full(&rt).unwrap();
         ctx.with(|ctx| {
             probe(ctx.as_raw().as_ptr());
+            f(&ctx)
+        });
+    }
+
+    #[test]
+    fn the_layout_probe_passes_on_the_bundled_quickjs() {
+        probed(|ctx| {
             assert!(COUNT_KNOWN.load(Ordering::Relaxed));
             assert!(STRING_KNOWN.load(Ordering::Relaxed));
             assert!(SHAPE_KNOWN.load(Ordering::Relaxed));
@@ -247,10 +254,7 @@ mod tests {
 
     #[test]
     fn only_plain_ascii_strings_are_read_in_place() {
-        let rt = rquickjs::Runtime::new().unwrap();
-        let ctx = rquickjs::Context::full(&rt).unwrap();
-        ctx.with(|ctx| {
-            probe(ctx.as_raw().as_ptr());
+        probed(|ctx| {
             let read = |src: &str| {
                 let v: rquickjs::Value = ctx.eval(src).unwrap();
                 // SAFETY: `v` is a live string while its bytes are copied out.
