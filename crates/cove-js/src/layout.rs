@@ -12,20 +12,20 @@
 //! same order) sits 24 bytes into the object; [`shape_of`] reads it so the
 //! JSON encoder can recognise an object whose keys it already knows.
 //!
-//! Reference counts. The QuickJS that rquickjs bundles keeps a counted value's reference
-//! count in its allocator's block header, the `i32` just before what the
-//! value points to, but exports only `JS_DupValue`/`JS_FreeValue` (two
-//! nested calls each). With the layout known, a drop that leaves other
-//! holders is a plain decrement; the last reference still goes through
-//! `JS_FreeValue`, which frees.
+//! Reference counts. The QuickJS that rquickjs bundles keeps a counted
+//! value's reference count in its allocator's block header, the `i32` just
+//! before what the value points to, but exports only
+//! `JS_DupValue`/`JS_FreeValue` (two nested calls each). With the layout
+//! known, a drop that leaves other holders is a plain decrement; the last
+//! reference still goes through `JS_FreeValue`, which frees.
 //!
 //! Strings. A `JSString` starts with two 32-bit words: the length (31
 //! bits) and a wide-characters flag, then the hash (28 bits) and the
 //! storage kind (2 bits); a plain ("normal") string's characters follow
 //! the 24-byte header (QuickJS built with `NDEBUG`, rquickjs's
 //! `disable-assertions` feature, which Cargo.toml sets: a debug build puts
-//! a leak-list link there too). An ASCII string of 8-bit characters is its own
-//! UTF-8, so [`ascii_bytes`] reads it in place where `JS_ToCStringLen2`
+//! a leak-list link there too). An ASCII string of 8-bit characters is its
+//! own UTF-8, so [`ascii_bytes`] reads it in place where `JS_ToCStringLen2`
 //! would scan it the same way behind two calls and a reference.
 #![allow(unsafe_code)]
 
