@@ -11,9 +11,13 @@
 //! `JSON.stringify` for the whole value, so results never differ.
 #![allow(unsafe_code)]
 
+use std::rc::Rc;
+
 use rquickjs::{qjs, Ctx, Value};
 
 use cove_caps::json::write_utf8;
+
+use crate::shapes::Member;
 
 /// Deeper than this is handed to `JSON.stringify` (which reports cycles).
 const MAX_DEPTH: u32 = 128;
@@ -38,6 +42,9 @@ struct Encoder<'a, 'js> {
     protos: Option<Protos>,
     /// Whether Object.prototype / Array.prototype lack `toJSON`, once known.
     clean: [Option<bool>; 2],
+    /// The last known shape looked up, and its members: the rows of an
+    /// array share one shape, so they share one lookup.
+    last_known: Option<(usize, Rc<[Member]>)>,
 }
 
 /// Where this thread's context keeps `Object.prototype` and
@@ -244,7 +251,7 @@ impl Encoder<'_, '_> {
     fn members(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
         // SAFETY: `raw` is a live plain object.
         let shape = unsafe { crate::layout::shape_of(raw) };
-        if let Some(known) = shape.and_then(|s| crate::shapes::known_members(self.ctx, s)) {
+        if let Some(known) = shape.and_then(|s| self.known_shape(s)) {
             return self.known_members(raw, &known);
         }
         let mut tab = std::ptr::null_mut();
@@ -289,14 +296,21 @@ impl Encoder<'_, '_> {
         Ok(Step::Written)
     }
 
+    fn known_shape(&mut self, shape: usize) -> Option<Rc<[Member]>> {
+        match &self.last_known {
+            Some((last, members)) if *last == shape => Some(members.clone()),
+            _ => {
+                let members = crate::shapes::known_members(self.ctx, shape)?;
+                self.last_known = Some((shape, members.clone()));
+                Some(members)
+            }
+        }
+    }
+
     /// An object whose shape is a kept key list's (shapes.rs): the same
     /// own properties, all enumerable plain values, none named `toJSON`,
     /// so no listing is needed and the names are written from the cache.
-    fn known_members(
-        &mut self,
-        raw: qjs::JSValue,
-        known: &[crate::shapes::Member],
-    ) -> rquickjs::Result<Step> {
+    fn known_members(&mut self, raw: qjs::JSValue, known: &[Member]) -> rquickjs::Result<Step> {
         self.out.push(b'{');
         let mut first = true;
         for m in known {
@@ -370,6 +384,7 @@ pub(crate) fn encode<'js>(
         depth: 0,
         protos: PROTOS.with(|p| p.get()),
         clean: [None; 2],
+        last_known: None,
     };
     Ok(match enc.value(v.as_raw())? {
         Step::Written => true,
