@@ -567,14 +567,16 @@ pub fn markdown(counts: &[Count]) -> String {
     let mut out = String::new();
     let main: Vec<&Count> = counts.iter().filter(|c| !is_template(c)).collect();
     if !main.is_empty() {
-        out += "| route | instructions/request | ratio to baseline |\n|---|---:|---:|\n";
+        out +=
+            "| server | route | instructions/request | ratio to baseline |\n|---|---|---:|---:|\n";
         let base = main
             .iter()
             .find(|c| c.server == "cove-baseline")
             .map_or(0.0, |c| c.per_request);
         for c in &main {
             out += &format!(
-                "| `{}` {} | {} | {} |\n",
+                "| {} | `{}` {} | {} | {} |\n",
+                c.server,
                 c.label,
                 c.route,
                 per_request(c),
@@ -729,9 +731,12 @@ totals: 126651
             count("baseline", "GET /", 8_312.4),
             count("health", "GET /health", 24_936.0),
         ]);
-        assert!(md.contains("| `GET /` baseline | 8,312 | 1.00× |"), "{md}");
         assert!(
-            md.contains("| `GET /health` health | 24,936 | 3.00× |"),
+            md.contains("| cove-baseline | `GET /` baseline | 8,312 | 1.00× |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| cove-lua | `GET /health` health | 24,936 | 3.00× |"),
             "{md}"
         );
         assert!(md.contains("N = 2000"));
@@ -742,7 +747,10 @@ totals: 126651
             count("tpl-simple", "GET /simple", 25_000.0),
             count("tpl-full", "GET /full", 50_000.0),
         ]);
-        assert!(md.contains("| `GET /` baseline | 8,000 | 1.00× |"), "{md}");
+        assert!(
+            md.contains("| cove-baseline | `GET /` baseline | 8,000 | 1.00× |"),
+            "{md}"
+        );
         assert!(!md.contains("tpl-health |"), "{md}");
         assert!(
             md.contains(

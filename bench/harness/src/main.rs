@@ -287,7 +287,7 @@ fn run(cfg: &Config) -> Result<()> {
 }
 
 /// What `--instructions` measures: the baseline, the hello app's Hull
-/// HTTP routes (Lua), and the template table in both runtimes, filtered by
+/// HTTP routes (Lua and JS), and the template table in both runtimes, filtered by
 /// `--only` on `table:server:workload` (a template route keeps its
 /// runtime's `/health`, the denominator of its ratio).
 fn instruction_jobs(cfg: &Config) -> Vec<instructions::Job> {
@@ -298,17 +298,19 @@ fn instruction_jobs(cfg: &Config) -> Vec<instructions::Job> {
         body: w.body.map(String::from),
     };
     let mut candidates: Vec<(String, instructions::Job)> = Vec::new();
-    for w in ["health", "greet", "echo", "insert", "select20"]
-        .iter()
-        .filter_map(|n| workloads::workload(n))
-    {
-        let job = instructions::Job {
-            server: "cove-lua".to_string(),
-            app: Some(cfg.app.clone()),
-            seed: Some(instructions::SEED),
-            route: route(w),
-        };
-        candidates.push((format!("hull-http:cove-lua:{}", w.name), job));
+    for (server, app) in [("cove-lua", &cfg.app), ("cove-js", &cfg.js_app)] {
+        for w in ["health", "greet", "echo", "insert", "select20"]
+            .iter()
+            .filter_map(|n| workloads::workload(n))
+        {
+            let job = instructions::Job {
+                server: server.to_string(),
+                app: Some(app.clone()),
+                seed: Some(instructions::SEED),
+                route: route(w),
+            };
+            candidates.push((format!("hull-http:{server}:{}", w.name), job));
+        }
     }
     let table = workloads::Table::Templates;
     for lang in ["lua", "js"] {
@@ -418,7 +420,8 @@ mod tests {
                 .collect()
         };
         let all = ids("--instructions");
-        assert_eq!(all.len(), 1 + 5 + 8);
+        assert_eq!(all.len(), 1 + 10 + 8);
+        assert!(all.contains(&"cove-js:select20".to_string()));
         assert_eq!(all[0], "cove-baseline:baseline");
         assert_eq!(all[1], "cove-lua:health");
         assert!(all.contains(&"cove-js-tpl:tpl-full".to_string()));
@@ -432,7 +435,11 @@ mod tests {
             ]
         );
         assert_eq!(ids("--instructions --only templates:").len(), 1 + 8);
-        assert_eq!(ids("--instructions --only hull-http:").len(), 1 + 5);
+        assert_eq!(ids("--instructions --only hull-http:").len(), 1 + 10);
+        assert_eq!(
+            ids("--instructions --only hull-http:cove-lua:").len(),
+            1 + 5
+        );
         let c = parse_args(&args("--only nothing")).unwrap().unwrap();
         assert_eq!(instruction_jobs(&c).len(), 1);
         assert!(c.templates.join("app.lua").is_file() && c.templates.join("app.js").is_file());

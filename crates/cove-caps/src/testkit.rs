@@ -84,7 +84,7 @@ pub fn dispatch<E: Engine>(routes: &RouteTable, engine: &E, call: TestCall) -> T
         method,
         path,
         query,
-        headers: call.headers,
+        headers: cove_core::header_map(&call.headers),
         body: call.body.filter(|b| !b.is_empty()).map(Bytes::from),
         params,
     };

@@ -1,6 +1,10 @@
 //! One request/response pair as it moves through the pipeline.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
+pub use http::HeaderMap;
+use http::{HeaderName, HeaderValue};
 
 use crate::{Plan, Response};
 
@@ -12,8 +16,9 @@ pub struct Request {
     pub path: String,
     /// Raw query string after `?`, if any.
     pub query: Option<String>,
-    /// Lower-cased names in arrival order; duplicates are kept.
-    pub headers: Vec<(String, String)>,
+    /// As parsed by the server (names lower-case, first-arrival order,
+    /// duplicates kept): moved, not copied, since most scripts never read them.
+    pub headers: HeaderMap,
     /// `None` until the body is read, and when the request had none.
     pub body: Option<Bytes>,
     /// Percent-decoded `:param` captures.
@@ -22,31 +27,56 @@ pub struct Request {
 
 impl Request {
     /// First value of a header, by lower-case name.
-    pub fn header(&self, lower_name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == lower_name)
-            .map(|(_, v)| v.as_str())
+    pub fn header(&self, lower_name: &str) -> Option<Cow<'_, str>> {
+        self.headers.get(lower_name).map(text)
+    }
+
+    /// Every value of a header, in arrival order.
+    pub fn header_values<'a>(&'a self, lower_name: &str) -> impl Iterator<Item = Cow<'a, str>> {
+        self.headers.get_all(lower_name).iter().map(text)
     }
 
     /// The headers as scripts see them: one entry per name, in first-arrival
     /// order, duplicates joined with `, ` (`; ` for `cookie`, RFC 9110 §5.3).
-    pub fn joined_headers(&self) -> Vec<(&str, std::borrow::Cow<'_, str>)> {
-        let mut out: Vec<(&str, std::borrow::Cow<'_, str>)> =
-            Vec::with_capacity(self.headers.len());
-        for (name, value) in &self.headers {
-            match out.iter_mut().find(|(n, _)| *n == name.as_str()) {
-                Some((_, prev)) => {
-                    let sep = if name == "cookie" { "; " } else { ", " };
-                    let joined = prev.to_mut();
-                    joined.push_str(sep);
-                    joined.push_str(value);
-                }
-                None => out.push((name.as_str(), std::borrow::Cow::Borrowed(value.as_str()))),
+    pub fn joined_headers(&self) -> Vec<(&str, Cow<'_, str>)> {
+        let mut out = Vec::with_capacity(self.headers.keys_len());
+        for name in self.headers.keys() {
+            let mut values = self.headers.get_all(name).iter();
+            let Some(first) = values.next() else { continue };
+            let mut joined = text(first);
+            let sep = if name == "cookie" { "; " } else { ", " };
+            for v in values {
+                let joined = joined.to_mut();
+                joined.push_str(sep);
+                joined.push_str(&text(v));
             }
+            out.push((name.as_str(), joined));
         }
         out
     }
+}
+
+/// A header value as text; bytes that are not UTF-8 become U+FFFD.
+fn text(v: &HeaderValue) -> Cow<'_, str> {
+    match v.to_str() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(v.as_bytes()),
+    }
+}
+
+/// Request headers from name/value pairs (`cove test` requests, tests):
+/// names are lower-cased; a pair HTTP could not carry is left out.
+pub fn header_map<N: AsRef<str>, V: AsRef<str>>(pairs: &[(N, V)]) -> HeaderMap {
+    let mut map = HeaderMap::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(name.as_ref().as_bytes()),
+            HeaderValue::from_str(value.as_ref()),
+        ) {
+            map.append(n, v);
+        }
+    }
+    map
 }
 
 /// Where a script app lives and how it is limited; the same for every runtime.
@@ -75,12 +105,13 @@ mod tests {
     #[test]
     fn joins_duplicate_headers() {
         let req = Request {
-            headers: vec![
-                ("cookie".into(), "a=1".into()),
-                ("accept".into(), "x".into()),
-                ("cookie".into(), "b=2".into()),
-                ("accept".into(), "y".into()),
-            ],
+            headers: header_map(&[
+                ("cookie", "a=1"),
+                ("Accept", "x"),
+                ("cookie", "b=2"),
+                ("accept", "y"),
+                ("x-bad", "\u{1}"),
+            ]),
             ..Request::default()
         };
         let joined: Vec<(&str, String)> = req
@@ -95,6 +126,17 @@ mod tests {
                 ("accept", "x, y".to_string())
             ]
         );
+        assert_eq!(req.header("accept").as_deref(), Some("x"));
+        let values: Vec<_> = req.header_values("cookie").collect();
+        assert_eq!(values, ["a=1", "b=2"]);
+    }
+
+    #[test]
+    fn header_bytes_that_are_not_text_are_replaced() {
+        let mut req = Request::default();
+        let raw = HeaderValue::from_bytes(b"caf\xc3\xa9 \xff").unwrap();
+        req.headers.append("x-name", raw);
+        assert_eq!(req.header("x-name").as_deref(), Some("caf\u{e9} \u{fffd}"));
     }
 }
 

@@ -12,7 +12,7 @@ mod query;
 mod response;
 mod router;
 
-pub use exchange::{Exchange, Request, ScriptConfig};
+pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
 pub use job::{Job, JobOutput};
 pub use limits::Limits;

@@ -10,21 +10,14 @@ use crate::Body;
 
 pub(crate) type HttpResponse = hyper::Response<Body>;
 
-/// The request head as scripts see it; the body is read later.
-pub(crate) fn request_head(parts: &Parts) -> Request {
-    let mut headers = Vec::with_capacity(parts.headers.len());
-    for (name, value) in &parts.headers {
-        let value = match value.to_str() {
-            Ok(v) => v.to_string(),
-            Err(_) => String::from_utf8_lossy(value.as_bytes()).into_owned(),
-        };
-        headers.push((name.as_str().to_string(), value));
-    }
+/// The request head as scripts see it (the headers move over, uncopied);
+/// the body is read later.
+pub(crate) fn request_head(parts: &mut Parts) -> Request {
     Request {
         method: parts.method.as_str().to_string(),
         path: parts.uri.path().to_string(),
         query: parts.uri.query().map(str::to_string),
-        headers,
+        headers: std::mem::take(&mut parts.headers),
         body: None,
         params: Vec::new(),
     }

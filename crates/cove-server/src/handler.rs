@@ -5,8 +5,8 @@ use std::cell::Cell;
 use std::future::Future;
 use std::rc::Rc;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use hyper::http::request::Parts;
@@ -97,24 +97,37 @@ fn declared_length(parts: &Parts) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-fn has_body(parts: &Parts) -> bool {
-    declared_length(parts).is_some_and(|n| n > 0) || parts.headers.contains_key(TRANSFER_ENCODING)
-}
-
 enum BodyError {
     TooLarge,
     Broken,
 }
 
-async fn read_body(body: Incoming, max: usize) -> Result<Option<Bytes>, BodyError> {
-    match Limited::new(body, max).collect().await {
-        Ok(collected) => {
-            let bytes = collected.to_bytes();
-            Ok((!bytes.is_empty()).then_some(bytes))
+/// The whole body, at most `max` bytes. A body that arrives in one piece
+/// (the usual case) is kept as it came, without a copy.
+async fn read_body(mut body: Incoming, max: usize) -> Result<Option<Bytes>, BodyError> {
+    let mut first: Option<Bytes> = None;
+    let mut joined: Option<BytesMut> = None;
+    let mut len = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map_err(|_| BodyError::Broken)?.into_data() else {
+            continue; // trailers
+        };
+        len += data.len();
+        if len > max {
+            return Err(BodyError::TooLarge);
         }
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(BodyError::TooLarge),
-        Err(_) => Err(BodyError::Broken),
+        if let Some(buf) = joined.as_mut() {
+            buf.extend_from_slice(&data);
+        } else if let Some(prev) = first.take() {
+            let mut buf = BytesMut::with_capacity(len);
+            buf.extend_from_slice(&prev);
+            buf.extend_from_slice(&data);
+            joined = Some(buf);
+        } else if !data.is_empty() {
+            first = Some(data);
+        }
     }
+    Ok(joined.map(BytesMut::freeze).or(first))
 }
 
 /// Run a pipeline phase; while a script waits on blocking work (a password
@@ -153,11 +166,13 @@ fn finish(ex: Exchange) -> HttpResponse {
 
 impl<A: App + 'static> Handler for ScriptHandler<A> {
     async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
-        let (parts, body) = req.into_parts();
-        if declared_length(&parts).is_some_and(|n| n > self.max_body as u64) {
+        let (mut parts, body) = req.into_parts();
+        let declared = declared_length(&parts);
+        if declared.is_some_and(|n| n > self.max_body as u64) {
             return closing(413, "Payload Too Large");
         }
-        let mut head = request_head(&parts);
+        let chunked = parts.headers.contains_key(TRANSFER_ENCODING);
+        let mut head = request_head(&mut parts);
         let mut plan = self.app.routes().plan(&head.method, &head.path);
         if let Target::Route { params, .. } = &mut plan.target {
             head.params = std::mem::take(params);
@@ -187,7 +202,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
                 return res;
             }
         }
-        if has_body(&parts) {
+        if declared.is_some_and(|n| n > 0) || chunked {
             match read_body(body, self.max_body).await {
                 Ok(bytes) => ex.req.body = bytes,
                 Err(BodyError::TooLarge) => return closing(413, "Payload Too Large"),

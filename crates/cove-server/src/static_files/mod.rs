@@ -293,9 +293,9 @@ fn value(s: &str) -> HeaderValue {
 
 fn header_values<'a>(req: &'a Request, lower_name: &'a str) -> impl Iterator<Item = &'a str> {
     req.headers
+        .get_all(lower_name)
         .iter()
-        .filter(move |(n, _)| n == lower_name)
-        .map(|(_, v)| v.as_str())
+        .filter_map(|v| v.to_str().ok())
 }
 
 /// The response; for HEAD without its body, but with the length it has.

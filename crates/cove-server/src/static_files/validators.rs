@@ -3,6 +3,8 @@
 //! brotli forms of a file, which weak comparison allows and strong does not.
 
 use std::ops::RangeInclusive;
+
+use hyper::header::HeaderMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The ETag of a file on disk: its modification time (seconds `.`
@@ -76,9 +78,11 @@ pub(super) struct Conditions<'a> {
 }
 
 impl<'a> Conditions<'a> {
-    pub fn of(headers: &'a [(String, String)]) -> Conditions<'a> {
+    /// Values that are not text are left out (none is valid in these headers).
+    pub fn of(headers: &'a HeaderMap) -> Conditions<'a> {
         let mut c = Conditions::default();
         for (name, value) in headers {
+            let Ok(value) = value.to_str() else { continue };
             match name.as_str() {
                 "if-none-match" => c.if_none_match.push(value),
                 "if-modified-since" => c.if_modified_since = Some(value),
@@ -166,15 +170,12 @@ fn parse_range(value: &str, len: u64) -> Range {
 mod tests {
     use super::*;
 
-    fn cond<'a>(headers: &'a [(String, String)]) -> Conditions<'a> {
+    fn cond(headers: &HeaderMap) -> Conditions<'_> {
         Conditions::of(headers)
     }
 
-    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect()
+    fn h(pairs: &[(&str, &str)]) -> HeaderMap {
+        cove_core::header_map(pairs)
     }
 
     #[test]
