@@ -60,6 +60,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     globals::add_raw(lua, &raw)?;
     db::add_raw(lua, &raw)?;
     raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;
+    crate::budget::add_raw(lua, &raw)?;
     raw.raw_set("require", require::require_fn(lua, lua.create_table()?)?)?;
     raw.raw_set("res", crate::native::res_functions(lua)?)?;
     raw.raw_set("req_lazy", request::lazy_fn(lua)?)?;
@@ -85,8 +86,9 @@ impl LuaEngine {
             .read(&config.entry)
             .map_err(|e| format!("{display}: cannot read the app file: {e}"))?
             .into_owned();
-        budget.reset();
+        let call = budget.begin();
         let loaded = lua.load(source).set_name(format!("@{display}")).exec();
+        drop(call);
         if let Some(mut db) = lua.app_data_mut::<Db>() {
             db.finish_load();
         }
@@ -175,7 +177,7 @@ impl Engine for LuaEngine {
             }
         }
         st.has_body = ex.req.body.is_some();
-        self.budget.reset();
+        let _call = self.budget.begin();
         // The route handler is the last call of a request: nothing reuses req.
         let keep = !matches!(&ex.plan.target, Target::Route { handler, .. } if *handler == id);
         let params = std::mem::take(&mut ex.req.params);
@@ -209,6 +211,7 @@ impl Engine for LuaEngine {
         let suspended = st.suspended.take().ok_or_else(|| ScriptError {
             message: "resumed a call that was not suspended".into(),
         })?;
+        let _call = self.budget.begin();
         let outcome = self.lend(ex, st, |_, _| suspend::resume(&self.lua, suspended, output));
         self.settle(outcome, ex, st)
     }

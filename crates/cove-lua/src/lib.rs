@@ -3,6 +3,7 @@
 //! lives in cove-core, cove-db and cove-caps.
 
 mod app_api;
+mod budget;
 mod crypto;
 mod db;
 mod engine;

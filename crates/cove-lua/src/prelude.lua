@@ -4,7 +4,7 @@
 -- instruction-budget error.
 local raw = ...
 local error, pack, unpack = error, table.pack, table.unpack
-local raw_pcall, raw_xpcall, raw_resume = pcall, xpcall, coroutine.resume
+local raw_pcall, raw_xpcall = pcall, xpcall
 local over_budget = raw.over_budget
 
 local function wrap(f)
@@ -24,7 +24,12 @@ end
 
 pcall = function(...) return checked(raw_pcall(...)) end
 xpcall = function(...) return checked(raw_xpcall(...)) end
-coroutine.resume = function(...) return checked(raw_resume(...)) end
+
+-- Coroutines run through Cove's resume, which tells the instruction budget
+-- which Lua thread runs (budget.rs); otherwise they are Lua's own.
+local resume = raw.co_resume
+coroutine.resume = function(...) return checked(resume(...)) end
+coroutine.wrap = raw.co_wrap
 
 db = {
   query = wrap(raw.db_query),

@@ -351,6 +351,11 @@ impl Coroutine {
     pub(crate) fn address(self) -> *const std::ffi::c_void {
         self.thread.cast_const().cast()
     }
+
+    /// The coroutine's Lua thread.
+    pub(crate) fn state(self) -> *mut ffi::lua_State {
+        self.thread
+    }
 }
 
 /// A new coroutine with an empty stack, ready for [`dispatch_in`].

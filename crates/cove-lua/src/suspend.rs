@@ -29,6 +29,7 @@ use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Thread, UserData, Valu
 use cove_core::{Job, JobOutput};
 use cove_db::Db;
 
+use crate::budget::Running;
 use crate::error::describe;
 use crate::stack::{self, Coroutine, NewReq, Resumed};
 
@@ -198,7 +199,9 @@ pub(crate) fn start(
     };
     // Calls can nest (a test calling the app): restore the outer one's.
     let outer = st.running.replace(thread.1.address());
+    let running = Running::enter(thread.1.state());
     let resumed = stack::dispatch_in(lua, thread.1, dispatch, keep, handler, req, new);
+    drop(running);
     st.running.set(outer);
     // A coroutine that raised is dropped: it cannot run again.
     match resumed? {
@@ -220,7 +223,9 @@ pub(crate) fn resume(lua: &Lua, suspended: Suspended, output: JobOutput) -> mlua
     let args = finished(lua, suspended.finish, output)?;
     let thread = suspended.thread;
     let outer = st.running.replace(thread.1.address());
+    let running = Running::enter(thread.1.state());
     let result = thread.0.resume::<(Value, Value)>(args);
+    drop(running);
     st.running.set(outer);
     let (a, b) = result?;
     if thread.0.status() != ThreadStatus::Resumable {

@@ -39,15 +39,18 @@ pub fn run_suite(app: LuaApp, files: &AppFiles, test_files: &[String], suite: &m
                 continue;
             }
         };
-        app.engine.budget.reset();
-        if let Err(e) = lua.load(source).set_name(format!("@{file}")).exec() {
+        let call = app.engine.budget.begin();
+        let loaded = lua.load(source).set_name(format!("@{file}")).exec();
+        drop(call);
+        if let Err(e) = loaded {
             suite.load_error(&describe(&e));
             continue;
         }
         let registered = std::mem::take(&mut *cases.borrow_mut());
         for (name, case) in registered {
-            app.engine.budget.reset();
+            let call = app.engine.budget.begin();
             let outcome = case.call::<()>(()).map_err(|e| describe(&e));
+            drop(call);
             suite.case(&name, outcome);
         }
     }

@@ -1,41 +1,14 @@
 //! A sandboxed Lua 5.4 state (Hull §2.2): safe standard libraries only,
 //! `print` to stderr, a per-call instruction budget and a heap cap.
 
-use std::cell::Cell;
 use std::io::Write;
 use std::rc::Rc;
 
-use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value, Variadic, VmState};
+use mlua::{Lua, LuaOptions, StdLib, Value, Variadic};
+
+pub(crate) use crate::budget::Budget;
 
 use cove_core::Limits;
-
-/// Instructions between two budget checks.
-const STEP: u32 = 1000;
-
-/// The instruction budget of the current handler or middleware call.
-pub(crate) struct Budget {
-    used: Cell<u64>,
-    limit: u64,
-    exceeded: Cell<bool>,
-}
-
-impl Budget {
-    pub(crate) fn reset(&self) {
-        self.used.set(0);
-        self.exceeded.set(false);
-    }
-
-    fn exceeded_error(&self, location: Option<String>) -> mlua::Error {
-        let msg = format!(
-            "instruction limit exceeded ({} instructions per call; raise it with --max-instructions)",
-            self.limit
-        );
-        mlua::Error::RuntimeError(match location {
-            Some(loc) => format!("{loc}: {msg}"),
-            None => msg,
-        })
-    }
-}
 
 /// Create the state with Hull's library set and Cove's guards installed.
 pub(crate) fn new_state(limits: &Limits) -> mlua::Result<(Lua, Rc<Budget>)> {
@@ -55,28 +28,7 @@ pub(crate) fn new_state(limits: &Limits) -> mlua::Result<(Lua, Rc<Budget>)> {
     string.raw_set("dump", Value::Nil)?;
     g.raw_set("print", lua.create_function(print)?)?;
 
-    let budget = Rc::new(Budget {
-        used: Cell::new(0),
-        limit: limits.max_instructions,
-        exceeded: Cell::new(false),
-    });
-    let b = budget.clone();
-    lua.set_global_hook(
-        HookTriggers::new().every_nth_instruction(STEP),
-        move |_, debug| {
-            let used = b.used.get() + u64::from(STEP);
-            b.used.set(used);
-            if used <= b.limit {
-                return Ok(VmState::Continue);
-            }
-            b.exceeded.set(true);
-            let src = debug.source().short_src.map(|s| s.into_owned());
-            let loc = src
-                .zip(debug.current_line())
-                .map(|(s, l)| format!("{s}:{l}"));
-            Err(b.exceeded_error(loc))
-        },
-    )?;
+    let budget = Rc::new(Budget::install(&lua, limits.max_instructions)?);
     Ok((lua, budget))
 }
 
@@ -103,7 +55,7 @@ pub(crate) fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> mlua::Result<R>) -> ml
 pub(crate) fn over_budget_fn(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<mlua::Function> {
     lua.create_function(move |_, ()| {
         if budget.exceeded.get() {
-            Err(budget.exceeded_error(None))
+            Err(budget.error(None))
         } else {
             Ok(())
         }
@@ -156,7 +108,7 @@ mod tests {
     #[test]
     fn budget_stops_an_infinite_loop() {
         let (lua, budget) = state(100_000);
-        budget.reset();
+        let call = budget.begin();
         let err = lua
             .load("while true do end")
             .set_name("@app.lua")
@@ -166,7 +118,8 @@ mod tests {
             err.to_string().contains("instruction limit exceeded"),
             "{err}"
         );
-        budget.reset();
+        drop(call);
+        let _call = budget.begin();
         lua.load("local x = 0 for i = 1, 1000 do x = x + i end")
             .exec()
             .unwrap();

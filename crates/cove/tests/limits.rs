@@ -66,18 +66,19 @@ fn chunked_body_in_one_oversized_chunk_is_413() {
     assert_eq!(conn.read_response().json(), json!({"len": 512}));
 }
 
-fn assert_loop_is_stopped(path: &str) {
-    let s = Server::fixture(
-        "basic",
-        &["--workers", "1", "--max-instructions", "1000000"],
-    );
+/// `budget`: 1M is counted from the first instruction, the default (100M)
+/// once a call has run 10 ms (crates/cove-lua/src/budget.rs).
+fn assert_loop_is_stopped(path: &str, budget: &str) {
+    let s = Server::fixture("basic", &["--workers", "1", "--max-instructions", budget]);
     let mut conn = s.conn();
     let r = conn.request("GET", path, &[], None);
     assert_eq!(
         (r.status, r.text().as_str()),
         (500, "Internal Server Error")
     );
-    s.wait_for_log("instruction limit exceeded");
+    s.wait_for_log(&format!(
+        "instruction limit exceeded ({budget} instructions per call"
+    ));
     // The same (only) worker answers again, on a new connection and the old one.
     assert_eq!(s.get("/health").status, 200);
     assert_eq!(conn.request("GET", "/health", &[], None).status, 200);
@@ -87,12 +88,22 @@ fn assert_loop_is_stopped(path: &str) {
 
 #[test]
 fn infinite_loop_hits_the_instruction_limit() {
-    assert_loop_is_stopped("/loop");
+    assert_loop_is_stopped("/loop", "1000000");
+    assert_loop_is_stopped("/loop", "100000000");
 }
 
 #[test]
 fn pcall_cannot_swallow_the_instruction_limit() {
-    assert_loop_is_stopped("/pcall-loop");
+    assert_loop_is_stopped("/pcall-loop", "1000000");
+    assert_loop_is_stopped("/pcall-loop", "100000000");
+}
+
+#[test]
+fn loops_in_coroutines_hit_the_instruction_limit() {
+    for budget in ["1000000", "100000000"] {
+        assert_loop_is_stopped("/coroutine-loop", budget);
+        assert_loop_is_stopped("/wrap-loop", budget);
+    }
 }
 
 #[test]
