@@ -466,13 +466,7 @@ return table.concat(out, "\n")
     fn coroutines_behave_as_lua_s_own() {
         let want = run(&mlua::Lua::new());
         for limit in [1_000_000, 100_000_000] {
-            let (lua, budget) = new_state(&Limits {
-                max_instructions: limit,
-                ..Limits::default()
-            })
-            .unwrap();
-            let raw = lua.create_table().unwrap();
-            add_raw(&lua, &raw).unwrap();
+            let (lua, budget, raw) = state(limit);
             let co: mlua::Table = lua.globals().get("coroutine").unwrap();
             co.set("resume", raw.get::<mlua::Function>("co_resume").unwrap())
                 .unwrap();
@@ -483,7 +477,8 @@ return table.concat(out, "\n")
         }
     }
 
-    fn stopped(limit: u64, script: &str) -> bool {
+    /// A sandboxed state with `limit` and Cove's coroutine functions.
+    fn state(limit: u64) -> (mlua::Lua, std::rc::Rc<Budget>, mlua::Table) {
         let (lua, budget) = new_state(&Limits {
             max_instructions: limit,
             ..Limits::default()
@@ -491,6 +486,11 @@ return table.concat(out, "\n")
         .unwrap();
         let raw = lua.create_table().unwrap();
         add_raw(&lua, &raw).unwrap();
+        (lua, budget, raw)
+    }
+
+    fn stopped(limit: u64, script: &str) -> bool {
+        let (lua, budget, raw) = state(limit);
         lua.globals()
             .set("wrap", raw.get::<mlua::Function>("co_wrap").unwrap())
             .unwrap();
