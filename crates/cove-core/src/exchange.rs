@@ -31,9 +31,12 @@ impl Request {
         self.headers.get(lower_name).map(text)
     }
 
-    /// Every value of a header, in arrival order.
-    pub fn header_values<'a>(&'a self, lower_name: &str) -> impl Iterator<Item = Cow<'a, str>> {
-        self.headers.get_all(lower_name).iter().map(text)
+    /// Every value of a header that is text, in arrival order.
+    pub fn header_values<'a>(&'a self, lower_name: &str) -> impl Iterator<Item = &'a str> {
+        self.headers
+            .get_all(lower_name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
     }
 
     /// The headers as scripts see them: one entry per name, in first-arrival

@@ -165,7 +165,7 @@ impl StaticFiles {
             }
             Range::Full => {
                 h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-                let accepted = Accepted::of(header_values(req, "accept-encoding"));
+                let accepted = Accepted::of(req.header_values("accept-encoding"));
                 let body = self
                     .encoded(rel, &found, &etag, compressible, accepted, &mut h)
                     .await?;
@@ -289,13 +289,6 @@ fn hash(bytes: &[u8]) -> u64 {
 /// Our own header values are ASCII without control characters.
 fn value(s: &str) -> HeaderValue {
     HeaderValue::from_str(s).unwrap_or_else(|_| HeaderValue::from_static(""))
-}
-
-fn header_values<'a>(req: &'a Request, lower_name: &'a str) -> impl Iterator<Item = &'a str> {
-    req.headers
-        .get_all(lower_name)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
 }
 
 /// The response; for HEAD without its body, but with the length it has.
