@@ -8,10 +8,11 @@ use cove_db::{Db, DbError, Origin, Value as DbValue};
 use crate::globals::{fail, Outcome};
 use crate::vm::unlimited;
 
-fn params(lua_params: Option<Table>) -> Result<Vec<DbValue>, String> {
+fn params(lua: &Lua, lua_params: Option<Table>) -> Result<Vec<DbValue>, String> {
     let Some(t) = lua_params else {
         return Ok(Vec::new());
     };
+    crate::rows::plain(lua, &t).map_err(|e| e.to_string())?;
     let n = t.raw_len();
     let mut out = Vec::with_capacity(n);
     for i in 1..=n {
@@ -53,7 +54,7 @@ fn with_origin<T>(
 
 /// Whether the script that called db.* is a stdlib module (`hull.*` chunk).
 /// The caller is the first Lua frame outside the prelude (`=[cove]`): C
-/// frames vary in number (db.query builds its rows inside a protected
+/// frames vary in number (db.query builds its result inside a protected
 /// call), so no fixed level is right for every function.
 fn called_from_stdlib(lua: &Lua) -> bool {
     for level in 1..8 {
@@ -82,11 +83,11 @@ fn query(lua: &Lua, args: (mlua::LuaString, Option<Table>)) -> mlua::Result<Outc
 
 fn query_rows(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
     let sql = sql.to_str()?.to_string();
-    let params = match params(p) {
+    let params = match params(lua, p) {
         Ok(p) => p,
         Err(e) => return fail(lua, format!("db.query: {e}")),
     };
-    let result = crate::stack::rows(lua, |each_row| {
+    let result = crate::rows::query(lua, |each_row| {
         with_origin(lua, |origin| {
             let mut db = db_mut(lua).map_err(|e| DbError::Callback(e.to_string()))?;
             db.query(&sql, &params, origin, |cols, row| each_row(cols, row))
@@ -100,7 +101,7 @@ fn query_rows(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Re
 
 fn exec(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
     let sql = sql.to_str()?.to_string();
-    let params = match params(p) {
+    let params = match params(lua, p) {
         Ok(p) => p,
         Err(e) => return fail(lua, format!("db.exec: {e}")),
     };

@@ -64,7 +64,14 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     raw.raw_set("require", require::require_fn(lua, lua.create_table()?)?)?;
     raw.raw_set("res", crate::native::res_functions(lua)?)?;
     raw.raw_set("req_lazy", request::lazy_fn(lua)?)?;
-    lua.load(PRELUDE).set_name("=[cove]").call::<Function>(raw)
+    let dispatch = lua
+        .load(PRELUDE)
+        .set_name("=[cove]")
+        .call::<Function>(raw)?;
+    // After the prelude: its own raw reads (of `req` tables, never query
+    // results) keep Lua's functions.
+    crate::rows::install(lua)?;
+    Ok(dispatch)
 }
 
 impl LuaEngine {

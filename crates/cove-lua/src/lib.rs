@@ -15,6 +15,7 @@ mod kv;
 mod native;
 mod request;
 mod require;
+mod rows;
 mod smtp;
 mod stack;
 mod suspend;

@@ -5,6 +5,7 @@
 local raw = ...
 local error, pack, unpack = error, table.pack, table.unpack
 local raw_pcall, raw_xpcall = pcall, xpcall
+local setmetatable = setmetatable
 local over_budget = raw.over_budget
 
 local function wrap(f)

@@ -1,11 +1,11 @@
 //! The hot paths that work on the Lua stack directly: encoding a Lua value
-//! as JSON and building `db.query` result rows.
+//! as JSON and starting a handler's coroutine (`db.query` rows: rows.rs).
 //!
 //! Through mlua's safe API every table entry read or written creates and
 //! drops a registry reference, and with a heap cap set each write runs in
 //! its own protected call: ~1.5k instructions per entry. Here the same work
-//! costs ~100. This is the crate's only `unsafe` code; each block states why
-//! it cannot raise a Lua error across Rust frames.
+//! costs ~100. Each `unsafe` block states why it cannot raise a Lua error
+//! across Rust frames.
 #![allow(unsafe_code)]
 
 use std::ffi::c_int;
@@ -13,7 +13,6 @@ use std::ffi::c_int;
 use mlua::{ffi, Lua, Table, Value};
 
 use cove_caps::json::{write_float, write_int, write_string, JsonError};
-use cove_db::{DbError, ValueRef};
 
 /// Deepest table nesting `json.encode` accepts.
 const MAX_DEPTH: usize = 128;
@@ -129,6 +128,9 @@ impl Encoder {
         if depth > MAX_DEPTH || ffi::lua_checkstack(state, 8) == 0 {
             return Err(JsonError::TooDeep);
         }
+        if let Some(block) = crate::rows::packed_at(state, idx) {
+            return crate::rows::write_json(block, &mut self.buf);
+        }
         let len = ffi::lua_rawlen(state, idx);
         if len > 0 {
             return self.array(state, idx, len, depth);
@@ -223,110 +225,6 @@ impl Encoder {
         self.buf.push(b']');
         Ok(())
     }
-}
-
-/// Run `query(each_row)` and collect its rows as a Lua array of tables
-/// keyed by column name (NULL columns are absent, as in Hull).
-///
-/// Call it with the heap cap lifted (`vm::unlimited`): then the pushes
-/// below cannot fail on the cap, and a real out-of-memory aborts.
-pub(crate) fn rows<F>(lua: &Lua, query: F) -> mlua::Result<Result<Table, DbError>>
-where
-    F: FnOnce(
-        &mut dyn FnMut(&[&str], &cove_db::Row<'_>) -> Result<(), DbError>,
-    ) -> Result<(), DbError>,
-{
-    let mut outcome = Ok(());
-    // SAFETY: with no heap cap, `lua_createtable`, `lua_pushlstring` and
-    // `lua_rawset[i]` only raise on a real allocation failure, which mlua's
-    // allocator turns into an abort; the stack is grown with
-    // `lua_checkstack` before pushing. Nothing else here can raise.
-    let table = unsafe {
-        lua.exec_raw::<Value>((), |state| {
-            // Slot for the result, created once the row count is known so
-            // its array part is allocated once; then the column names, then
-            // up to ROW_CHUNK finished rows.
-            ffi::lua_pushnil(state);
-            let rows_at = ffi::lua_gettop(state);
-            let names_at = rows_at + 1;
-            let mut first_row = 0;
-            let mut n: ffi::lua_Integer = 0;
-            let mut each_row = |cols: &[&str], row: &cove_db::Row<'_>| {
-                if first_row == 0 {
-                    if ffi::lua_checkstack(state, cols.len() as c_int + ROW_CHUNK + 4) == 0 {
-                        return Err(DbError::Callback("too many columns".into()));
-                    }
-                    for c in cols {
-                        ffi::lua_pushlstring(state, c.as_ptr().cast(), c.len());
-                    }
-                    first_row = names_at + cols.len() as c_int;
-                }
-                ffi::lua_createtable(state, 0, cols.len() as c_int);
-                for i in 0..cols.len() {
-                    let value = row.get(i);
-                    if matches!(value, ValueRef::Null) {
-                        continue;
-                    }
-                    ffi::lua_pushvalue(state, names_at + i as c_int);
-                    push_value(state, value);
-                    ffi::lua_rawset(state, -3);
-                }
-                if ffi::lua_gettop(state) - first_row + 1 == ROW_CHUNK {
-                    flush_rows(state, rows_at, first_row, &mut n);
-                }
-                Ok(())
-            };
-            outcome = query(&mut each_row);
-            if first_row != 0 {
-                flush_rows(state, rows_at, first_row, &mut n);
-            }
-            if ffi::lua_isnil(state, rows_at) != 0 {
-                ffi::lua_createtable(state, 0, 0);
-                ffi::lua_replace(state, rows_at);
-            }
-            ffi::lua_settop(state, rows_at);
-        })?
-    };
-    Ok(outcome.and_then(|()| match table {
-        Value::Table(t) => Ok(t),
-        _ => Err(DbError::Callback("rows table missing".into())),
-    }))
-}
-
-/// Push a non-NULL column value (NULL columns are left out of the row).
-unsafe fn push_value(state: *mut ffi::lua_State, value: ValueRef<'_>) {
-    match value {
-        ValueRef::Null => ffi::lua_pushnil(state),
-        ValueRef::Integer(x) => ffi::lua_pushinteger(state, x),
-        ValueRef::Real(x) => ffi::lua_pushnumber(state, x),
-        ValueRef::Text(b) | ValueRef::Blob(b) => {
-            ffi::lua_pushlstring(state, b.as_ptr().cast(), b.len());
-        }
-    }
-}
-
-/// Rows held on the stack before they move into the result table.
-const ROW_CHUNK: c_int = 256;
-
-/// Move the rows on the stack from `first_row` up into the result table at
-/// `rows_at`, creating it sized for them if this is the first chunk.
-unsafe fn flush_rows(
-    state: *mut ffi::lua_State,
-    rows_at: c_int,
-    first_row: c_int,
-    n: &mut ffi::lua_Integer,
-) {
-    let top = ffi::lua_gettop(state);
-    if ffi::lua_isnil(state, rows_at) != 0 {
-        ffi::lua_createtable(state, top - first_row + 1, 0);
-        ffi::lua_replace(state, rows_at);
-    }
-    for slot in first_row..=top {
-        ffi::lua_pushvalue(state, slot);
-        *n += 1;
-        ffi::lua_rawseti(state, rows_at, *n);
-    }
-    ffi::lua_settop(state, first_row - 1);
 }
 
 /// The arguments of a request's first call: what the dispatcher builds `req` from.

@@ -373,6 +373,17 @@ impl LuaHost<'_> {
         true
     }
 
+    /// Turn a packed `db.query` result into plain rows before reading it
+    /// raw (rows.rs); other values are left alone.
+    #[inline]
+    fn plain(&mut self, v: &Slot) {
+        if v.ty == ffi::LUA_TTABLE && self.reserve(4) {
+            // SAFETY: with the heap cap lifted nothing here raises; the
+            // stack above `top` is scratch space, restored on return.
+            unsafe { crate::rows::unpack_uncapped(self.state, v.idx) };
+        }
+    }
+
     /// The value of type `ty` just pushed (a nil keeps its slot too: the
     /// next release pops it with the rest, one `lua_settop` less).
     #[inline]
@@ -407,7 +418,11 @@ impl Host for LuaHost<'_> {
 
     #[inline]
     fn field(&mut self, obj: &Slot, key: &Key) -> Slot {
-        if obj.ty != ffi::LUA_TTABLE || !self.reserve(1) {
+        if obj.ty != ffi::LUA_TTABLE {
+            return NIL;
+        }
+        self.plain(obj);
+        if !self.reserve(1) {
             return NIL;
         }
         let id = key.id as usize;
@@ -473,6 +488,7 @@ impl Host for LuaHost<'_> {
         if v.ty != ffi::LUA_TTABLE {
             return Err(format!("cannot loop over {}", kind_name(v.ty)));
         }
+        self.plain(v);
         // `ipairs`: up to the first nil. The items counted stay on the stack
         // for `item` (one read per item, no pop per count), up to `KEEP`.
         let base = self.top;
@@ -531,6 +547,7 @@ impl Host for LuaHost<'_> {
         if v.ty != ffi::LUA_TTABLE {
             return Err(format!("cannot loop over {}", kind_name(v.ty)));
         }
+        self.plain(v);
         let state = self.state;
         let mut out = Vec::new();
         // SAFETY: `lua_next` with the key it returned last (copied, so the
@@ -579,6 +596,7 @@ impl Host for LuaHost<'_> {
         if v.ty != ffi::LUA_TTABLE {
             return 0;
         }
+        self.plain(v);
         // SAFETY: `#t` without metamethods.
         unsafe { ffi::lua_rawlen(self.state, v.idx) as usize }
     }

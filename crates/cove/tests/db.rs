@@ -187,3 +187,71 @@ fn results_of_every_size_are_sequences() {
         assert_eq!(s.get(&format!("/series/{n}")).json(), want, "n = {n}");
     }
 }
+
+/// A result of two or more rows is packed until read (crates/cove-lua/src/rows.rs):
+/// every way into it sees the plain array of rows Hull returns.
+#[test]
+fn packed_results_read_like_plain_ones() {
+    let v = server().get("/packed/reads").json();
+    let want = json!({
+        "len": 3,
+        "index": "b",
+        "field_missing": true,
+        "ipairs_sum": 6,
+        "pairs_sum": 14,
+        "next_key": 1,
+        "rawlen": 3,
+        "rawget": 3,
+        "rawset_len": 3,
+        "no_metatable": true,
+        "own_metatable": ["a", "default"],
+        "newindex": [3, true],
+        "insert_len": 4,
+        "sorted_first": 3,
+        "unpacked": 3,
+        "modified": r#"[{"id":1,"name":"changed"},{"gone":2.5,"id":2,"name":"b"},{"id":3}]"#,
+        "rows_of_rows": concat!(
+            r#"{"a":[{"id":1,"name":"a"},{"gone":2.5,"id":2,"name":"b"},{"id":3}],"#,
+            r#""b":[[{"id":1,"name":"a"},{"gone":2.5,"id":2,"name":"b"},{"id":3}]]}"#
+        ),
+        "gone_is_nil": true,
+        "float": "float",
+        "one_row": true,
+    });
+    assert_eq!(v, want);
+}
+
+/// The JSON written straight from a packed result is the JSON of its plain
+/// form: sorted keys, the last non-NULL of equal names, `[]` for a row of
+/// NULLs, the same numbers and string escapes.
+#[test]
+fn packed_results_encode_like_plain_ones() {
+    let v = server().get("/packed/json").json();
+    let cases = v.as_array().unwrap();
+    assert_eq!(cases.len(), 8);
+    for (i, case) in cases.iter().enumerate() {
+        assert_eq!(case["packed"], case["plain"], "case {}", i + 1);
+    }
+    let packed = |i: usize| cases[i]["packed"].as_str().unwrap().to_string();
+    assert_eq!(packed(1), r#"[{"a":1},{"a":2}]"#);
+    assert_eq!(packed(2), r#"[[],{"z":1}]"#);
+    assert!(packed(3).starts_with(r#"[{"b":"\u0000"#), "{}", packed(3));
+    assert!(
+        packed(3).contains(r#""big":9007199254740993"#),
+        "{}",
+        packed(3)
+    );
+    assert!(packed(3).contains(r#""k\"ey":"q\"u\\""#), "{}", packed(3));
+    assert_eq!(packed(5), r#"[{"a":1,"b":2,"c":3},{"a":4,"b":5,"c":6}]"#);
+    assert_eq!(packed(6), r#"[{"x":1}]"#);
+    assert_eq!(packed(7), "[]");
+}
+
+/// A packed result given where Rust code reads a table raw is unpacked first.
+#[test]
+fn packed_results_are_unpacked_for_raw_readers() {
+    let v = server().get("/packed/params").json();
+    assert_eq!(v["ok"], false);
+    let err = v["err"].as_str().unwrap();
+    assert!(err.contains("parameter 1 is a table"), "{err}");
+}

@@ -69,6 +69,21 @@ fn runtimes_differ_where_their_apps_expect_it() {
     assert_eq!(js.get("/truthy").text(), "b=2;a=1;c=3;");
 }
 
+/// Query results of two or more rows arrive packed (crates/cove-lua/src/rows.rs);
+/// loops, `length`, `json` and key/value loops read them as plain arrays.
+#[test]
+fn lua_templates_read_packed_query_results() {
+    let lua = Server::start(&app("lua"), &[]);
+    assert_eq!(
+        lua.get("/rows").text(),
+        concat!(
+            "a1;b2;|2|",
+            "[{&quot;n&quot;:1,&quot;name&quot;:&quot;a&quot;},{&quot;n&quot;:2,&quot;name&quot;:&quot;b&quot;}]",
+            "|1:a;2:b;"
+        )
+    );
+}
+
 /// The page sent is the string passed to `res.html`, whichever pages were
 /// rendered before it (the JS binding hands `res.html` the bytes of the
 /// page it rendered last instead of converting that string back).
