@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use cove_core::append;
+
 /// Values JSON cannot carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JsonError {
@@ -45,7 +47,7 @@ pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
     {
         out.reserve(s.len() + 2);
         out.push(b'"');
-        out.extend_from_slice(s);
+        append(out, s);
         out.push(b'"');
         return true;
     }
@@ -89,7 +91,7 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 
 /// Append an integer exactly (no `%.14g` rounding).
 pub fn write_int(out: &mut Vec<u8>, n: i64) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    append(out, itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// Append a float: integral values below 2^53 print without a fraction

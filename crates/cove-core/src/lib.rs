@@ -2,6 +2,7 @@
 //! pipeline that runs them. It knows nothing of Lua or JavaScript: a script
 //! runtime implements [`Engine`] and the pipeline calls it by [`HandlerId`].
 
+mod append;
 mod exchange;
 mod files;
 mod job;
@@ -12,6 +13,7 @@ mod query;
 mod response;
 mod router;
 
+pub use append::append;
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
 pub use job::{Job, JobOutput};

@@ -16,6 +16,7 @@ use std::rc::Rc;
 use rquickjs::{qjs, Ctx, Value};
 
 use cove_caps::json::write_utf8;
+use cove_core::append;
 
 use crate::shapes::Member;
 
@@ -121,14 +122,12 @@ impl Encoder<'_, '_> {
         match tag {
             qjs::JS_TAG_INT => {
                 let n = unsafe { qjs::JS_VALUE_GET_INT(raw) };
-                self.out
-                    .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+                append(self.out, itoa::Buffer::new().format(n).as_bytes());
             }
             qjs::JS_TAG_FLOAT64 => {
                 let f = unsafe { qjs::JS_VALUE_GET_FLOAT64(raw) };
                 if f.is_finite() {
-                    self.out
-                        .extend_from_slice(ryu_js::Buffer::new().format_finite(f).as_bytes());
+                    append(self.out, ryu_js::Buffer::new().format_finite(f).as_bytes());
                 } else {
                     self.out.extend_from_slice(b"null");
                 }
@@ -315,7 +314,7 @@ impl Encoder<'_, '_> {
         let mut first = true;
         for m in known {
             let cached = |e: &mut Self| {
-                e.out.extend_from_slice(&m.json);
+                append(e.out, &m.json);
                 Ok(true)
             };
             if !self.member(raw, m.atom, &mut first, cached)? {
@@ -360,7 +359,7 @@ impl Encoder<'_, '_> {
         crate::shapes::write_key(self.ctx, atom, self.out, |out| {
             Ok(match crate::shapes::atom_json(raw, atom) {
                 Some(json) => {
-                    out.extend_from_slice(&json);
+                    append(out, &json);
                     true
                 }
                 None => false,

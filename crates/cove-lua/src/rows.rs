@@ -17,6 +17,7 @@ use std::ffi::{c_int, c_void};
 use mlua::{ffi, Lua, Table, Value};
 
 use cove_caps::json::{write_float, write_int, write_string, JsonError};
+use cove_core::append;
 use cove_db::{DbError, Row, ValueRef};
 
 /// Results this long or longer stay packed; one row is built at once (it is
@@ -373,7 +374,8 @@ pub(crate) unsafe fn write_json(block: *const u8, out: &mut Vec<u8>) -> Result<(
     let p = Packed::from_block(block);
     let mut order: Vec<usize> = (0..p.cols).collect();
     order.sort_by(|&a, &b| p.text(p.names[a]).cmp(p.text(p.names[b])).then(a.cmp(&b)));
-    // Per distinct name: its columns (a run of `order`) and `"name":`.
+    // Per distinct name: its columns (a run of `order`) and `,"name":`
+    // (the first member of a row skips the comma).
     let mut keys = Vec::new();
     let mut groups = Vec::new();
     let mut i = 0;
@@ -384,6 +386,7 @@ pub(crate) unsafe fn write_json(block: *const u8, out: &mut Vec<u8>) -> Result<(
             j += 1;
         }
         let from = keys.len();
+        keys.push(b',');
         write_string(&mut keys, name);
         keys.push(b':');
         groups.push((i, j, from, keys.len()));
@@ -399,28 +402,35 @@ pub(crate) unsafe fn write_json(block: *const u8, out: &mut Vec<u8>) -> Result<(
         let row = p.row(r);
         let start = out.len();
         out.push(b'{');
-        let mut any = false;
+        let mut first = 1;
         for &(from, to, k0, k1) in &groups {
-            let Some(c) = order[from..to]
-                .iter()
-                .rev()
-                .map(|&c| row[c])
-                .find(|c| c.kind != NULL)
-            else {
-                continue;
+            let c = if to - from == 1 {
+                row[order[from]]
+            } else {
+                let mut last = order[from..to].iter().rev().map(|&c| row[c]);
+                match last.find(|c| c.kind != NULL) {
+                    Some(c) => c,
+                    None => continue,
+                }
             };
-            if any {
-                out.push(b',');
-            }
-            any = true;
-            out.extend_from_slice(&keys[k0..k1]);
             match c.kind {
-                INT => write_int(out, c.bits as i64),
-                REAL => write_float(out, f64::from_bits(c.bits))?,
-                _ => write_string(out, p.text(c)),
+                NULL => continue,
+                INT => {
+                    append(out, &keys[k0 + first..k1]);
+                    write_int(out, c.bits as i64);
+                }
+                REAL => {
+                    append(out, &keys[k0 + first..k1]);
+                    write_float(out, f64::from_bits(c.bits))?;
+                }
+                _ => {
+                    append(out, &keys[k0 + first..k1]);
+                    write_string(out, p.text(c));
+                }
             }
+            first = 0;
         }
-        if any {
+        if first == 0 {
             out.push(b'}');
         } else {
             out.truncate(start);

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 
-use crate::append::append;
 use crate::ascii;
 use crate::ast::{Expr, Filter};
 use crate::cache::Template;
@@ -10,6 +9,7 @@ use crate::error::ErrorKind;
 use crate::format;
 use crate::host::{Flavor, Host, Shape};
 use crate::render::{shape_of, Renderer, Res, Val};
+use cove_core::append;
 
 impl<'t, H: Host> Renderer<'t, '_, H> {
     pub(crate) fn filter(

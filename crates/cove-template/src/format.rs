@@ -1,7 +1,7 @@
 //! Numbers as each runtime prints them, and HTML escaping.
 
-use crate::append::append;
 use crate::host::Flavor;
+use cove_core::append;
 
 /// Append `f` as the runtime would print it: Lua `tostring` (`%.14g`, with
 /// `.0` added to integral values: `3.0`, `1e+15`), JS `String(n)` (`3`,

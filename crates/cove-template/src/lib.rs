@@ -12,7 +12,6 @@
 //!
 //! Syntax and the additions over Hull are described in docs/templates.md.
 
-mod append;
 mod ascii;
 mod ast;
 mod cache;

@@ -8,13 +8,13 @@
 
 use std::borrow::Cow;
 
-use crate::append::append;
 use crate::ast::{CmpOp, Expr, Filter, Lit, Node};
 use crate::cache::Template;
 use crate::error::{Error, ErrorKind};
 use crate::format;
 use crate::host::{Flavor, Host, ItemKey, Shape};
 use crate::names::{Key, LOOP};
+use cove_core::append;
 
 /// Nodes whose host values may be held before they are released together
 /// (bounds how far a Lua binding's stack grows between releases).

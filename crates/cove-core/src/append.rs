@@ -1,14 +1,14 @@
 //! Appending short byte strings to the output.
 //!
-//! Most of what a render writes is a few bytes at a time (`">`, `</li>`,
-//! a name, a number), and `Vec::extend_from_slice` makes a `memcpy` call
+//! Most of what a template render or a JSON encoder writes is a few bytes
+//! at a time (`">`, `</li>`, a key, a number), and `Vec::extend_from_slice` makes a `memcpy` call
 //! for each: about half the cost of such a write is the call. Up to 16
 //! bytes are copied here with two overlapping loads and stores instead.
 #![allow(unsafe_code)]
 
 /// Append `s` to `out`.
 #[inline(always)]
-pub(crate) fn append(out: &mut Vec<u8>, s: &[u8]) {
+pub fn append(out: &mut Vec<u8>, s: &[u8]) {
     let n = s.len();
     if n > 16 {
         out.extend_from_slice(s);
