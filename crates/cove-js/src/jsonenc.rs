@@ -122,6 +122,7 @@ impl Encoder<'_, '_> {
         match tag {
             qjs::JS_TAG_INT => {
                 let n = unsafe { qjs::JS_VALUE_GET_INT(raw) };
+                // i32 digits directly: `write_int` formats an i64, slower.
                 append(self.out, itoa::Buffer::new().format(n).as_bytes());
             }
             qjs::JS_TAG_FLOAT64 => {

@@ -343,9 +343,9 @@ pub(crate) unsafe fn unpack(state: *mut ffi::lua_State, idx: c_int) {
 
 /// [`unpack`] where a Lua error must not be raised (the template renderer):
 /// the heap cap is lifted meanwhile, so only a real out-of-memory, which
-/// aborts, could fail.
+/// aborts, could fail. The caller makes room for 3 values.
 pub(crate) unsafe fn unpack_uncapped(state: *mut ffi::lua_State, idx: c_int) {
-    if ffi::lua_checkstack(state, 3) == 0 || packed_at(state, idx).is_none() {
+    if packed_at(state, idx).is_none() {
         return;
     }
     let lua = Lua::get_or_init_from_ptr(state);

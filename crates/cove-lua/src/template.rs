@@ -418,11 +418,10 @@ impl Host for LuaHost<'_> {
 
     #[inline]
     fn field(&mut self, obj: &Slot, key: &Key) -> Slot {
-        if obj.ty != ffi::LUA_TTABLE {
-            return NIL;
-        }
-        self.plain(obj);
-        if !self.reserve(1) {
+        // No `plain` here: a name read from a packed result finds nothing,
+        // as it would in the plain array (only integer keys), and this is
+        // the renderer's hottest read.
+        if obj.ty != ffi::LUA_TTABLE || !self.reserve(1) {
             return NIL;
         }
         let id = key.id as usize;

@@ -79,7 +79,8 @@ fn lua_templates_read_packed_query_results() {
         concat!(
             "a1;b2;|2|",
             "[{&quot;n&quot;:1,&quot;name&quot;:&quot;a&quot;},{&quot;n&quot;:2,&quot;name&quot;:&quot;b&quot;}]",
-            "|1:a;2:b;"
+            "|1:a;2:b;",
+            "|[]12"
         )
     );
 }
