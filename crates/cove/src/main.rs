@@ -1,5 +1,6 @@
 //! `cove`: serve a Hull-style app on every core.
 
+mod alloc;
 mod app;
 mod build;
 mod cli;
@@ -14,7 +15,7 @@ mod testing;
 // Lua tables, strings and hyper buffers are allocated per request; mimalloc
 // halves what glibc malloc cost per request (measured with callgrind).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: alloc::Allocator = alloc::Allocator;
 
 use clap::error::ErrorKind;
 use clap::Parser;
