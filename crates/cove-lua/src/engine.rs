@@ -31,6 +31,8 @@ pub struct LuaEngine {
     handlers: Vec<Function>,
     /// The prelude's dispatcher: builds `req` and calls a handler.
     dispatch: Function,
+    /// The prelude's slot of the req table whose call is in progress.
+    current: Table,
     /// The app's Content-Security-Policy for `res:html`.
     csp: Rc<Csp>,
     pub(crate) budget: Rc<Budget>,
@@ -48,8 +50,9 @@ pub struct ReqState {
     suspended: Option<suspend::Suspended>,
 }
 
-/// Install the globals and run the prelude; returns its dispatcher.
-fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
+/// Install the globals and run the prelude; returns its dispatcher and its
+/// current-request slot.
+fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table)> {
     globals::install_time(lua)?;
     globals::install_log(lua)?;
     crate::crypto::install(lua)?;
@@ -64,14 +67,14 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<Function> {
     raw.raw_set("require", require::require_fn(lua, lua.create_table()?)?)?;
     raw.raw_set("res", crate::native::res_functions(lua)?)?;
     raw.raw_set("req_lazy", request::lazy_fn(lua)?)?;
-    let dispatch = lua
+    let prelude = lua
         .load(PRELUDE)
         .set_name("=[cove]")
-        .call::<Function>(raw)?;
+        .call::<(Function, Table)>(raw)?;
     // After the prelude: its own raw reads (of `req` tables, never query
     // results) keep Lua's functions.
     crate::rows::install(lua)?;
-    Ok(dispatch)
+    Ok(prelude)
 }
 
 impl LuaEngine {
@@ -85,7 +88,7 @@ impl LuaEngine {
         lua.set_app_data(AppState::new(config.files.clone()));
         lua.set_app_data(shared.clone());
         let suspend = suspend::install(&lua).map_err(|e| describe(&e))?;
-        let dispatch = install(&lua, budget.clone()).map_err(|e| describe(&e))?;
+        let (dispatch, current) = install(&lua, budget.clone()).map_err(|e| describe(&e))?;
 
         let display = config.display_name();
         let source = config
@@ -119,6 +122,7 @@ impl LuaEngine {
                 lua,
                 handlers,
                 dispatch,
+                current,
                 csp: Rc::new(csp),
                 budget,
                 suspend,
@@ -218,6 +222,12 @@ impl Engine for LuaEngine {
         let suspended = st.suspended.take().ok_or_else(|| ScriptError {
             message: "resumed a call that was not suspended".into(),
         })?;
+        // Other requests ran meanwhile: the call in progress is this one again.
+        if let Some(t) = &st.table {
+            self.current.raw_set(1, t).map_err(|e| ScriptError {
+                message: describe(&e),
+            })?;
+        }
         let _call = self.budget.begin();
         let outcome = self.lend(ex, st, |_, _| suspend::resume(&self.lua, suspended, output));
         self.settle(outcome, ex, st)
@@ -263,6 +273,11 @@ impl LuaEngine {
                 Ok(flow_of(&flow))
             }
             Run::Wait(job, suspended) => {
+                // A first call's req table exists only in the prelude's slot
+                // yet: keep it for the resume.
+                if st.table.is_none() {
+                    st.table = self.current.raw_get(1).map_err(err)?;
+                }
                 st.suspended = Some(suspended);
                 ex.pending = Some(job);
                 Ok(Flow::Continue)

@@ -92,9 +92,13 @@ function res.redirect(self, url, code)
 end
 
 -- `req.query`, `req.params` and `req.headers` are built on first read, from
--- the request of the call in progress (`current`).
+-- the request of the call in progress: `current[1]`, set here for each call
+-- and by the engine when it resumes a suspended one. A table slot, not an
+-- upvalue: storing a new table in an (old) upvalue makes it old at once
+-- under the generational GC, and every request's tables would then wait
+-- for a major collection.
 local lazy, rawset = raw.req_lazy, rawset
-local current
+local current = {}
 local lazy_fields = { query = true, params = true, headers = true }
 local req_meta = {
   __index = function(t, k)
@@ -102,7 +106,7 @@ local req_meta = {
       return nil
     end
     local ok, v = false, "req." .. k .. " read outside its own request"
-    if t == current then
+    if t == current[1] then
       ok, v = lazy(k)
     end
     if not ok then
@@ -116,16 +120,18 @@ local req_meta = {
 -- The engine calls this for every handler and middleware. The req table is
 -- made on a request's first call and, when more calls follow (`keep`), handed
 -- back so they reuse it.
-return function(handler, req, keep, method, path, body, params)
+local function dispatch(handler, req, keep, method, path, body, params)
   if req == nil then
     req = setmetatable(
       { method = method, path = path, body = body, params = params, ctx = {} },
       req_meta
     )
   end
-  current = req
+  current[1] = req
   if keep then
     return handler(req, res), req
   end
   return (handler(req, res))
 end
+
+return dispatch, current

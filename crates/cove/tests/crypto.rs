@@ -5,6 +5,7 @@
 //! shows the stall the suspension removes, so the check can fail.
 
 use std::path::{Path, PathBuf};
+use std::thread;
 use std::time::Duration;
 
 use crate::util::{build_request, race, Conn, Server};
@@ -45,6 +46,35 @@ fn lua_handlers_suspend_on_slow_crypto() {
     let res = conn.request("POST", "/hash", &[], Some(b"pw"));
     assert_eq!(res.json()["prefix"], "pbkdf2:100000:");
     assert_eq!(res.json()["ok"], true);
+}
+
+#[test]
+fn a_resumed_lua_handler_reads_its_own_request() {
+    let server = Server::start(&app("lua"), &["--workers", "1"]);
+    let mut slow = Conn::open(server.port);
+    slow.send(&build_request(
+        "POST",
+        "/verify/slow?tag=q-slow",
+        &[("x-tag", "h-slow")],
+        Some(STORED.as_bytes()),
+    ));
+    thread::sleep(Duration::from_millis(150));
+    // Runs (and makes its own req) while the hash of the first one is in flight.
+    let mut other = Conn::open(server.port);
+    let res = other.request(
+        "POST",
+        "/verify/other?tag=q-other",
+        &[],
+        Some(b"not a hash"),
+    );
+    assert_eq!(res.json()["tag"], "q-other", "{}", server.log());
+    let res = slow.read_response();
+    assert_eq!(res.status, 200, "{}\n{}", res.text(), server.log());
+    let body = res.json();
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["who"], "slow");
+    assert_eq!(body["tag"], "q-slow");
+    assert_eq!(body["agent"], "h-slow");
 }
 
 #[test]
