@@ -3,10 +3,11 @@
 //! mlua's callback machinery (argument conversion through registry
 //! references, panic and error wrapping) costs ~1k instructions per call; the
 //! methods every handler calls are written against the Lua stack instead.
-//! They never raise: a failure is returned as a message, and the prelude's
-//! wrapper raises it at the caller's line. The response being built lives in
-//! a thread-local for the duration of one handler call (each worker thread
-//! runs one Lua state, and calls are never re-entered).
+//! A failure becomes a message raised at the caller's line (as `error(msg,
+//! 2)` from a Lua wrapper would) once every Rust value is dropped. The
+//! response being built lives in a thread-local for the duration of one
+//! handler call (each worker thread runs one Lua state, and calls are never
+//! re-entered).
 #![allow(unsafe_code)]
 
 use std::cell::RefCell;
@@ -52,8 +53,9 @@ fn with_current<R>(
     })
 }
 
-/// Run `body`; on failure push its message (nothing else may be live then,
-/// so a memory error raised by the push unwinds no Rust destructors).
+/// Run `body`; on failure raise its message at the caller's line. Nothing
+/// Rust owns is live when the message is pushed and raised, so the
+/// `longjmp` of a Lua error skips no destructor. Returns 0 (no results).
 unsafe fn run(state: *mut ffi::lua_State, body: impl FnOnce() -> Result<(), String>) -> c_int {
     let outcome = catch_unwind(AssertUnwindSafe(body));
     let msg = match outcome {
@@ -65,7 +67,19 @@ unsafe fn run(state: *mut ffi::lua_State, body: impl FnOnce() -> Result<(), Stri
     let n = msg.len().min(buf.len());
     buf[..n].copy_from_slice(&msg.as_bytes()[..n]);
     drop(msg);
+    ffi::luaL_where(state, 1);
     ffi::lua_pushlstring(state, buf.as_ptr().cast(), n);
+    ffi::lua_concat(state, 2);
+    ffi::lua_error(state)
+}
+
+/// [`run`], then return the first argument (`res`, for chaining).
+unsafe fn run_chained(
+    state: *mut ffi::lua_State,
+    body: impl FnOnce() -> Result<(), String>,
+) -> c_int {
+    run(state, body);
+    ffi::lua_pushvalue(state, 1);
     1
 }
 
@@ -143,7 +157,7 @@ fn utf8(bytes: Vec<u8>, api: &str, what: &str) -> Result<String, String> {
 }
 
 unsafe extern "C-unwind" fn res_status(state: *mut ffi::lua_State) -> c_int {
-    run(state, || {
+    run_chained(state, || {
         let code = status_arg(state, 2, "status")?.ok_or("res:status: status code missing")?;
         with_current("status", |c| {
             c.res
@@ -154,7 +168,7 @@ unsafe extern "C-unwind" fn res_status(state: *mut ffi::lua_State) -> c_int {
 }
 
 unsafe extern "C-unwind" fn res_header(state: *mut ffi::lua_State) -> c_int {
-    run(state, || {
+    run_chained(state, || {
         let name = utf8(
             text_arg(state, 2, "header", "the name")?,
             "header",
@@ -237,7 +251,7 @@ unsafe extern "C-unwind" fn time_fn<const WHICH: u8>(state: *mut ffi::lua_State)
     1
 }
 
-/// The raw `res` functions, for the prelude to wrap.
+/// The `res` methods.
 pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let fns: [(&str, ffi::lua_CFunction); 6] = [
@@ -249,8 +263,8 @@ pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
         ("redirect", res_redirect),
     ];
     for (name, f) in fns {
-        // SAFETY: each function only reads its arguments from the stack and
-        // pushes at most one value; see the module comment.
+        // SAFETY: each function reads its arguments from the stack, pushes
+        // at most one value, and raises only when no Rust value is live.
         t.raw_set(name, unsafe { lua.create_c_function(f)? })?;
     }
     Ok(t)

@@ -58,38 +58,9 @@ json = { encode = wrap(raw.json_encode), decode = wrap(raw.json_decode) }
 env = { get = wrap(raw.env_get) }
 require = wrap(raw.require)
 
--- `res`: one object per worker; the native functions build the response of
--- the call in progress and return an error message instead of raising.
-local native = raw.res
-local n_status, n_header, n_json = native.status, native.header, native.json
-local n_text, n_html, n_redirect = native.text, native.html, native.redirect
-local res = {}
-function res.status(self, code)
-  local e = n_status(self, code)
-  if e then error(e, 2) end
-  return self
-end
-function res.header(self, name, value)
-  local e = n_header(self, name, value)
-  if e then error(e, 2) end
-  return self
-end
-function res.json(self, data, code)
-  local e = n_json(self, data, code)
-  if e then error(e, 2) end
-end
-function res.text(self, body)
-  local e = n_text(self, body)
-  if e then error(e, 2) end
-end
-function res.html(self, body)
-  local e = n_html(self, body)
-  if e then error(e, 2) end
-end
-function res.redirect(self, url, code)
-  local e = n_redirect(self, url, code)
-  if e then error(e, 2) end
-end
+-- `res`: one object per worker; its native methods build the response of
+-- the call in progress and raise failures at the caller's line.
+local res = raw.res
 
 -- `req.query`, `req.params` and `req.headers` are built on first read, from
 -- the request of the call in progress: `current[1]`, set here for each call

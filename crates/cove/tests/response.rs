@@ -71,7 +71,11 @@ fn invalid_status_is_500() {
         (r.status, r.text().as_str()),
         (500, "Internal Server Error")
     );
-    s.wait_for_log("invalid status code 99");
+    // Raised at the handler's line, as Lua's error(msg, 2) would.
+    let line = crate::util::line_of(&crate::util::fixture("basic"), "res:status(99)");
+    s.wait_for_log(&format!(
+        "app.lua:{line}: res:status: invalid status code 99"
+    ));
 }
 
 #[test]
