@@ -79,6 +79,12 @@ app.get("/status/:code", (req, res) => {
 
 // Requests ----------------------------------------------------------------
 app.get("/query", (req, res) => res.json({ count: Object.keys(req.query).length, query: req.query }));
+// No middleware ran: ctx is still an empty object, the same at every read.
+app.get("/ctx/fresh", (req, res) => {
+  const ctx = req.ctx;
+  ctx.n = 1;
+  res.json({ n: req.ctx.n, same: req.ctx === ctx, table: typeof ctx === "object" && ctx !== null });
+});
 app.get("/headers", (req, res) => res.json({ custom: req.headers["x-custom"], dup: req.headers["x-dup"] }));
 app.post("/echo", (req, res) => res.text(req.body ?? "<nil>"));
 // The UTF-8 size of the body as JS sees it.

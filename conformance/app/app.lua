@@ -89,6 +89,12 @@ app.get("/query", function(req, res)
   for _ in pairs(req.query) do n = n + 1 end
   res:json({ count = n, query = req.query })
 end)
+-- No middleware ran: ctx is still an empty table, the same at every read.
+app.get("/ctx/fresh", function(req, res)
+  local ctx = req.ctx
+  ctx.n = 1
+  res:json({ table = type(ctx) == "table", same = req.ctx == ctx, n = req.ctx.n })
+end)
 app.get("/headers", function(req, res)
   res:json({ custom = req.headers["x-custom"], dup = req.headers["x-dup"] })
 end)

@@ -67,19 +67,26 @@ local res = raw.res
 -- and by the engine when it resumes a suspended one. A table slot, not an
 -- upvalue: storing a new table in an (old) upvalue makes it old at once
 -- under the generational GC, and every request's tables would then wait
--- for a major collection.
+-- for a major collection. `req.ctx` is made on first read too (most
+-- handlers never touch it); it then stays in the req table that every
+-- call of the request shares.
 local lazy, rawset = raw.req_lazy, rawset
 local current = {}
 local lazy_fields = { query = true, params = true, headers = true }
 local req_meta = {
   __index = function(t, k)
+    if k == "ctx" then
+      local ctx = {}
+      rawset(t, k, ctx)
+      return ctx
+    end
     if not lazy_fields[k] then
       return nil
     end
-    local ok, v = false, "req." .. k .. " read outside its own request"
-    if t == current[1] then
-      ok, v = lazy(k)
+    if t ~= current[1] then
+      error("req." .. k .. " read outside its own request", 2)
     end
+    local ok, v = lazy(k)
     if not ok then
       error(v, 2)
     end
@@ -94,7 +101,7 @@ local req_meta = {
 local function dispatch(handler, req, keep, method, path, body, params)
   if req == nil then
     req = setmetatable(
-      { method = method, path = path, body = body, params = params, ctx = {} },
+      { method = method, path = path, body = body, params = params },
       req_meta
     )
   end
