@@ -190,7 +190,10 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
             let flow = drive(engine, &mut ex, &mut state, run_pre, commit).await;
             self.schedule_commit();
             if flow == Flow::Stop {
-                return self.respond(ex, &state).await;
+                return match engine.touched_group(&state) {
+                    None => finish(ex),
+                    Some(group) => self.respond_committed(ex, group).await,
+                };
             }
         }
         // Hull runs static files as the last pre-body middleware: after the
@@ -210,7 +213,12 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
             }
         }
         drive(engine, &mut ex, &mut state, run_main, commit).await;
-        self.respond(ex, &state).await
+        // A response that acknowledges no write goes out without a wait
+        // (and without moving the exchange into one more future).
+        match engine.touched_group(&state) {
+            None => finish(ex),
+            Some(group) => self.respond_committed(ex, group).await,
+        }
     }
 }
 
@@ -239,17 +247,12 @@ impl<A: App + 'static> ScriptHandler<A> {
         Some(res)
     }
 
-    /// Send the response once the writes it acknowledges are committed.
-    async fn respond(
-        self: &Rc<Self>,
-        mut ex: Exchange,
-        state: &<A::Engine as Engine>::State,
-    ) -> HttpResponse {
-        if let Some(group) = self.app.engine().touched_group(state) {
-            self.schedule_commit();
-            if !self.committed(group).await {
-                ex.res = cove_core::Response::plain(500, "Internal Server Error");
-            }
+    /// Send the response once the writes it acknowledges (those of write
+    /// group `group`) are committed.
+    async fn respond_committed(self: &Rc<Self>, mut ex: Exchange, group: u64) -> HttpResponse {
+        self.schedule_commit();
+        if !self.committed(group).await {
+            ex.res = cove_core::Response::plain(500, "Internal Server Error");
         }
         finish(ex)
     }
