@@ -11,11 +11,12 @@ use cove_core::{
 use cove_db::Db;
 
 use crate::app_api::{self, AppState};
+use crate::coroutine::{Call, NewReq, RawRef};
 use crate::error::describe;
 use crate::request;
 use crate::suspend::{self, Run};
 use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
-use crate::{db, globals, require, stack};
+use crate::{db, globals, require};
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -31,6 +32,9 @@ pub struct LuaEngine {
     handlers: Vec<Function>,
     /// The prelude's dispatcher: builds `req` and calls a handler.
     dispatch: Function,
+    /// Raw references to the dispatcher and the handlers (coroutine.rs).
+    dispatch_ref: RawRef,
+    handler_refs: Vec<RawRef>,
     /// The prelude's slot of the req table whose call is in progress.
     current: Table,
     /// The app's Content-Security-Policy for `res:html`.
@@ -116,12 +120,17 @@ impl LuaEngine {
                 &display,
                 r#"app.get("/", function(req, res) res:text("hi") end)"#,
             )?;
+        let raw_ref = |f: &Function| RawRef::new(&lua, f).map_err(|e| describe(&e));
+        let dispatch_ref = raw_ref(&dispatch)?;
+        let handler_refs = handlers.iter().map(raw_ref).collect::<Result<_, _>>()?;
         Ok(ScriptApp {
             routes,
             engine: LuaEngine {
                 lua,
                 handlers,
                 dispatch,
+                dispatch_ref,
+                handler_refs,
                 current,
                 csp: Rc::new(csp),
                 budget,
@@ -193,21 +202,21 @@ impl Engine for LuaEngine {
         let keep = !matches!(&ex.plan.target, Target::Route { handler, .. } if *handler == id);
         let params = std::mem::take(&mut ex.req.params);
         let outcome = self.lend(ex, st, |ex, st| {
-            let new = st.table.is_none().then(|| stack::NewReq {
+            let new = st.table.is_none().then(|| NewReq {
                 method: &ex.req.method,
                 path: &ex.req.path,
                 body: ex.req.body.as_deref(),
                 params: &params,
             });
-            suspend::start(
-                lua,
-                &self.suspend,
-                &self.dispatch,
-                keep,
+            let call = Call {
+                dispatch: &self.dispatch,
                 handler,
-                st.table.as_ref(),
+                refs: (self.dispatch_ref, self.handler_refs[id as usize]),
+                keep,
+                req: st.table.as_ref(),
                 new,
-            )
+            };
+            suspend::start(lua, &self.suspend, call)
         });
         ex.req.params = params;
         self.settle(outcome, ex, st)

@@ -4,6 +4,7 @@
 
 mod app_api;
 mod budget;
+mod coroutine;
 mod crypto;
 mod db;
 mod engine;

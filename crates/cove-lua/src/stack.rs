@@ -1,5 +1,5 @@
-//! The hot paths that work on the Lua stack directly: encoding a Lua value
-//! as JSON and starting a handler's coroutine (`db.query` rows: rows.rs).
+//! Encoding a Lua value as JSON straight from the Lua stack (`db.query`
+//! rows: rows.rs; a handler's coroutine: coroutine.rs).
 //!
 //! Through mlua's safe API every table entry read or written creates and
 //! drops a registry reference, and with a heap cap set each write runs in
@@ -10,7 +10,7 @@
 
 use std::ffi::c_int;
 
-use mlua::{ffi, Lua, Table, Value};
+use mlua::{ffi, Lua, Value};
 
 use cove_caps::json::{write_float, write_int, write_string, JsonError};
 
@@ -224,177 +224,5 @@ impl Encoder {
         }
         self.buf.push(b']');
         Ok(())
-    }
-}
-
-/// The arguments of a request's first call: what the dispatcher builds `req` from.
-pub(crate) struct NewReq<'a> {
-    pub(crate) method: &'a str,
-    pub(crate) path: &'a str,
-    pub(crate) body: Option<&'a [u8]>,
-    pub(crate) params: &'a [(String, String)],
-}
-
-/// A coroutine's thread, for [`dispatch_in`]; valid while its [`mlua::Thread`]
-/// (kept beside it) is.
-#[derive(Clone, Copy)]
-pub(crate) struct Coroutine {
-    thread: *mut ffi::lua_State,
-    /// The VM's main thread (see [`dispatch_in`]).
-    main: *mut ffi::lua_State,
-}
-
-impl Coroutine {
-    /// The address `Lua::current_thread().to_pointer()` gives inside it.
-    pub(crate) fn address(self) -> *const std::ffi::c_void {
-        self.thread.cast_const().cast()
-    }
-
-    /// The coroutine's Lua thread.
-    pub(crate) fn state(self) -> *mut ffi::lua_State {
-        self.thread
-    }
-}
-
-/// A new coroutine with an empty stack, ready for [`dispatch_in`].
-pub(crate) fn coroutine(
-    lua: &Lua,
-    dispatch: &mlua::Function,
-) -> mlua::Result<(mlua::Thread, Coroutine)> {
-    let thread = lua.create_thread(dispatch.clone())?;
-    let mut co = Coroutine {
-        thread: std::ptr::null_mut(),
-        main: std::ptr::null_mut(),
-    };
-    // SAFETY: `lua_tothread`, `lua_rawgeti` of the registry's main thread
-    // (room for it was checked by `exec_raw`) and `lua_settop` on the new,
-    // idle thread (dropping the function `create_thread` left on it) do
-    // not raise.
-    unsafe {
-        lua.exec_raw::<()>(&thread, |state| {
-            co.thread = ffi::lua_tothread(state, -1);
-            ffi::lua_settop(co.thread, 0);
-            ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_MAINTHREAD);
-            co.main = ffi::lua_tothread(state, -1);
-            ffi::lua_pop(state, 2);
-        })?;
-    }
-    Ok((thread, co))
-}
-
-/// How [`dispatch_in`] left the coroutine.
-pub(crate) enum Resumed {
-    /// The dispatcher returned `flow, req`; the coroutine can be reused.
-    Done(Value, Option<Table>),
-    /// It yielded; [`take_yielded`] gives the values.
-    Yielded,
-}
-
-/// The first two values a coroutine that [`dispatch_in`] left suspended
-/// yielded (a slow function yields `marker, job`); its stack is emptied,
-/// as `Thread::resume` expects.
-pub(crate) fn take_yielded(lua: &Lua, co: Coroutine) -> mlua::Result<(Value, Value)> {
-    // SAFETY: popping and moving at most two values onto a stack that was
-    // grown for them does not raise.
-    unsafe {
-        lua.exec_raw::<(Value, Value)>((), |state| {
-            let n = ffi::lua_gettop(co.thread);
-            if n > 2 {
-                ffi::lua_pop(co.thread, n - 2);
-            }
-            ffi::lua_xmove(co.thread, state, n.min(2));
-        })
-    }
-}
-
-/// Run the prelude's dispatcher as the coroutine `co`:
-/// `dispatch(handler, req, keep)` for a request that already has its table,
-/// `dispatch(handler, nil, keep, method, path, body, params)` for a new one.
-/// `co` must be new or finished with an empty stack (as [`coroutine`]
-/// makes it and this function leaves it), so it is reused without
-/// `Thread::reset`. The strings and the params table are pushed straight
-/// onto the coroutine's stack instead of through registry handles; an error in the coroutine (which
-/// then cannot be reused) is raised again here.
-pub(crate) fn dispatch_in(
-    lua: &Lua,
-    co: Coroutine,
-    dispatch: &mlua::Function,
-    keep: bool,
-    handler: &mlua::Function,
-    req: Option<&Table>,
-    new: Option<NewReq<'_>>,
-) -> mlua::Result<Resumed> {
-    let mut status = ffi::LUA_OK;
-    // SAFETY: anything below that raises (a memory error while pushing)
-    // unwinds to `exec_raw`'s protected call; the closure holds only borrows. `lua_resume` runs
-    // the coroutine in its own protected call and reports its errors as a
-    // status; the error value is moved over and raised on this stack. Both
-    // stacks have room for what is moved onto them.
-    let (flow, req) = unsafe {
-        lua.exec_raw::<(Value, Option<Table>)>((dispatch, handler, req), |state| {
-            let thread = co.thread;
-            // An idle coroutine's stack is empty and has room for at least
-            // 2 * LUA_MINSTACK slots (the GC never shrinks it below that).
-            // A memory error while pushing onto it is raised again on the
-            // main thread; when that is `state` it lands in `exec_raw`'s
-            // protected call, so the rest is pushed onto the coroutine
-            // directly. Otherwise (a nested call) it is pushed here and moved.
-            let direct = state == co.main;
-            if direct {
-                ffi::lua_xmove(state, thread, 3);
-            }
-            let to = if direct { thread } else { state };
-            ffi::lua_checkstack(to, 6);
-            ffi::lua_pushboolean(to, keep as c_int);
-            let mut nargs = 3;
-            if let Some(new) = new {
-                ffi::lua_pushlstring(to, new.method.as_ptr().cast(), new.method.len());
-                ffi::lua_pushlstring(to, new.path.as_ptr().cast(), new.path.len());
-                match new.body {
-                    Some(b) => {
-                        ffi::lua_pushlstring(to, b.as_ptr().cast(), b.len());
-                    }
-                    None => ffi::lua_pushnil(to),
-                }
-                if new.params.is_empty() {
-                    ffi::lua_pushnil(to);
-                } else {
-                    ffi::lua_createtable(to, 0, new.params.len() as c_int);
-                    for (k, v) in new.params {
-                        ffi::lua_pushlstring(to, k.as_ptr().cast(), k.len());
-                        ffi::lua_pushlstring(to, v.as_ptr().cast(), v.len());
-                        ffi::lua_rawset(to, -3);
-                    }
-                }
-                nargs = 7;
-            }
-            if !direct {
-                ffi::lua_xmove(state, thread, nargs + 1);
-            }
-            let mut nres: c_int = 0;
-            status = ffi::lua_resume(thread, state, nargs, &mut nres);
-            match status {
-                ffi::LUA_OK => {
-                    // The results are all that is left on its stack; the
-                    // slots moved off this one make room for two.
-                    if nres > 2 {
-                        ffi::lua_pop(thread, nres - 2);
-                    }
-                    ffi::lua_xmove(thread, state, nres.min(2));
-                }
-                ffi::LUA_YIELD => {}
-                ffi::LUA_ERRMEM => ffi::lua_settop(thread, 0),
-                _ => {
-                    ffi::lua_checkstack(state, 1);
-                    ffi::lua_xmove(thread, state, 1);
-                    ffi::lua_error(state);
-                }
-            }
-        })
-    }?;
-    match status {
-        ffi::LUA_OK => Ok(Resumed::Done(flow, req)),
-        ffi::LUA_YIELD => Ok(Resumed::Yielded),
-        _ => Err(mlua::Error::MemoryError("not enough memory".into())),
     }
 }

@@ -30,8 +30,8 @@ use cove_core::{Job, JobOutput};
 use cove_db::Db;
 
 use crate::budget::Running;
+use crate::coroutine::{self, Call, Coroutine, Resumed};
 use crate::error::describe;
-use crate::stack::{self, Coroutine, NewReq, Resumed};
 
 /// Turns a job's output into the function's results, or the message to raise.
 pub(crate) type Finish = fn(&Lua, JobOutput) -> mlua::Result<Result<MultiValue, String>>;
@@ -183,24 +183,16 @@ where
         .call((prepare, run, can_suspend, yield_fn, marker))
 }
 
-/// Call the prelude's dispatcher (see [`stack::dispatch_in`]) as a coroutine.
-pub(crate) fn start(
-    lua: &Lua,
-    st: &Suspend,
-    dispatch: &Function,
-    keep: bool,
-    handler: &Function,
-    req: Option<&Table>,
-    new: Option<NewReq<'_>>,
-) -> mlua::Result<Run> {
+/// Call the prelude's dispatcher (see [`coroutine::dispatch_in`]) as a coroutine.
+pub(crate) fn start(lua: &Lua, st: &Suspend, call: Call<'_>) -> mlua::Result<Run> {
     let thread = match st.spare.take() {
         Some(t) => t,
-        None => stack::coroutine(lua, dispatch)?,
+        None => coroutine::coroutine(lua, call.dispatch)?,
     };
     // Calls can nest (a test calling the app): restore the outer one's.
     let outer = st.running.replace(thread.1.address());
     let running = Running::enter(thread.1.state());
-    let resumed = stack::dispatch_in(lua, thread.1, dispatch, keep, handler, req, new);
+    let resumed = coroutine::dispatch_in(lua, thread.1, call);
     drop(running);
     st.running.set(outer);
     // A coroutine that raised is dropped: it cannot run again.
@@ -210,7 +202,7 @@ pub(crate) fn start(
             Ok(Run::Done(flow, req))
         }
         Resumed::Yielded => {
-            let (a, b) = stack::take_yielded(lua, thread.1)?;
+            let (a, b) = coroutine::take_yielded(lua, thread.1)?;
             let (job, finish) = job_of(st, a, b)?;
             Ok(Run::Wait(job, Suspended { thread, finish }))
         }

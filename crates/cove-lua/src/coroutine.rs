@@ -1,0 +1,302 @@
+//! Running a handler call as a coroutine: the arguments are pushed straight
+//! onto the coroutine's stack instead of through mlua's registry handles.
+//!
+//! A request whose only call is its route handler (no middleware, so
+//! nothing reuses its `req`) takes a shorter path still: the dispatcher and
+//! the handler come from raw registry references, the arguments are pushed
+//! with the heap cap lifted, and `lua_resume` (itself a protected call)
+//! runs without mlua's protected call around it. That saves ~1k
+//! instructions per request (docs/architecture.md).
+#![allow(unsafe_code)]
+
+use std::ffi::c_int;
+
+use mlua::{ffi, Lua, Table, Value};
+
+use crate::vm::unlimited;
+
+/// A value the registry keeps by a raw reference (`luaL_ref`): pushing it
+/// needs no mlua handle and cannot raise. Never released: it lives as long
+/// as its VM (the handlers and the dispatcher).
+#[derive(Clone, Copy)]
+pub(crate) struct RawRef(c_int);
+
+impl RawRef {
+    pub(crate) fn new(lua: &Lua, f: &mlua::Function) -> mlua::Result<RawRef> {
+        let mut r = ffi::LUA_NOREF;
+        // SAFETY: `luaL_ref` pops the value `exec_raw` pushed; it may raise
+        // a memory error, inside `exec_raw`'s protected call.
+        unsafe {
+            lua.exec_raw::<()>(f, |state| {
+                r = ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX);
+            })?;
+        }
+        Ok(RawRef(r))
+    }
+}
+
+/// One handler or middleware call, as the dispatcher takes it.
+pub(crate) struct Call<'a> {
+    pub(crate) dispatch: &'a mlua::Function,
+    pub(crate) handler: &'a mlua::Function,
+    /// The same two by raw reference, for the short path.
+    pub(crate) refs: (RawRef, RawRef),
+    /// More calls of the request follow: hand `req` back.
+    pub(crate) keep: bool,
+    /// The request's table, made by an earlier call.
+    pub(crate) req: Option<&'a Table>,
+    /// What a first call builds `req` from.
+    pub(crate) new: Option<NewReq<'a>>,
+}
+
+/// The arguments of a request's first call: what the dispatcher builds `req` from.
+pub(crate) struct NewReq<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) path: &'a str,
+    pub(crate) body: Option<&'a [u8]>,
+    pub(crate) params: &'a [(String, String)],
+}
+
+/// A coroutine's thread, for [`dispatch_in`]; valid while its [`mlua::Thread`]
+/// (kept beside it) is.
+#[derive(Clone, Copy)]
+pub(crate) struct Coroutine {
+    thread: *mut ffi::lua_State,
+    /// The VM's main thread (see [`dispatch_in`]).
+    main: *mut ffi::lua_State,
+}
+
+impl Coroutine {
+    /// The address `Lua::current_thread().to_pointer()` gives inside it.
+    pub(crate) fn address(self) -> *const std::ffi::c_void {
+        self.thread.cast_const().cast()
+    }
+
+    /// The coroutine's Lua thread.
+    pub(crate) fn state(self) -> *mut ffi::lua_State {
+        self.thread
+    }
+}
+
+/// A new coroutine with an empty stack, ready for [`dispatch_in`].
+pub(crate) fn coroutine(
+    lua: &Lua,
+    dispatch: &mlua::Function,
+) -> mlua::Result<(mlua::Thread, Coroutine)> {
+    let thread = lua.create_thread(dispatch.clone())?;
+    let mut co = Coroutine {
+        thread: std::ptr::null_mut(),
+        main: std::ptr::null_mut(),
+    };
+    // SAFETY: `lua_tothread`, `lua_rawgeti` of the registry's main thread
+    // (room for it was checked by `exec_raw`) and `lua_settop` on the new,
+    // idle thread (dropping the function `create_thread` left on it) do
+    // not raise.
+    unsafe {
+        lua.exec_raw::<()>(&thread, |state| {
+            co.thread = ffi::lua_tothread(state, -1);
+            ffi::lua_settop(co.thread, 0);
+            ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_MAINTHREAD);
+            co.main = ffi::lua_tothread(state, -1);
+            ffi::lua_pop(state, 2);
+        })?;
+    }
+    Ok((thread, co))
+}
+
+/// How [`dispatch_in`] left the coroutine.
+pub(crate) enum Resumed {
+    /// The dispatcher returned `flow, req`; the coroutine can be reused.
+    Done(Value, Option<Table>),
+    /// It yielded; [`take_yielded`] gives the values.
+    Yielded,
+}
+
+/// The first two values a coroutine that [`dispatch_in`] left suspended
+/// yielded (a slow function yields `marker, job`); its stack is emptied,
+/// as `Thread::resume` expects.
+pub(crate) fn take_yielded(lua: &Lua, co: Coroutine) -> mlua::Result<(Value, Value)> {
+    // SAFETY: popping and moving at most two values onto a stack that was
+    // grown for them does not raise.
+    unsafe {
+        lua.exec_raw::<(Value, Value)>((), |state| {
+            let n = ffi::lua_gettop(co.thread);
+            if n > 2 {
+                ffi::lua_pop(co.thread, n - 2);
+            }
+            ffi::lua_xmove(co.thread, state, n.min(2));
+        })
+    }
+}
+
+/// Run the prelude's dispatcher as the coroutine `co`:
+/// `dispatch(handler, req, keep)` for a request that already has its table,
+/// `dispatch(handler, nil, keep, method, path, body, params)` for a new one.
+/// `co` must be new or finished with an empty stack (as [`coroutine`]
+/// makes it and this function leaves it), so it is reused without
+/// `Thread::reset`. The strings and the params table are pushed straight
+/// onto the coroutine's stack instead of through registry handles; an error in the coroutine (which
+/// then cannot be reused) is raised again here.
+pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Result<Resumed> {
+    let Call {
+        dispatch,
+        handler,
+        refs,
+        keep,
+        req,
+        new,
+    } = call;
+    if let (false, None, Some(new)) = (keep, req, &new) {
+        return dispatch_only(lua, co, refs, new);
+    }
+    let mut status = ffi::LUA_OK;
+    // SAFETY: anything below that raises (a memory error while pushing)
+    // unwinds to `exec_raw`'s protected call; the closure holds only borrows. `lua_resume` runs
+    // the coroutine in its own protected call and reports its errors as a
+    // status; the error value is moved over and raised on this stack. Both
+    // stacks have room for what is moved onto them.
+    let (flow, req) = unsafe {
+        lua.exec_raw::<(Value, Option<Table>)>((dispatch, handler, req), |state| {
+            let thread = co.thread;
+            // An idle coroutine's stack is empty and has room for at least
+            // 2 * LUA_MINSTACK slots (the GC never shrinks it below that).
+            // A memory error while pushing onto it is raised again on the
+            // main thread; when that is `state` it lands in `exec_raw`'s
+            // protected call, so the rest is pushed onto the coroutine
+            // directly. Otherwise (a nested call) it is pushed here and moved.
+            let direct = state == co.main;
+            if direct {
+                ffi::lua_xmove(state, thread, 3);
+            }
+            let to = if direct { thread } else { state };
+            ffi::lua_checkstack(to, 6);
+            ffi::lua_pushboolean(to, keep as c_int);
+            let mut nargs = 3;
+            if let Some(new) = &new {
+                push_new(to, new);
+                nargs = 7;
+            }
+            if !direct {
+                ffi::lua_xmove(state, thread, nargs + 1);
+            }
+            let mut nres: c_int = 0;
+            status = ffi::lua_resume(thread, state, nargs, &mut nres);
+            match status {
+                ffi::LUA_OK => {
+                    // The results are all that is left on its stack; the
+                    // slots moved off this one make room for two.
+                    if nres > 2 {
+                        ffi::lua_pop(thread, nres - 2);
+                    }
+                    ffi::lua_xmove(thread, state, nres.min(2));
+                }
+                ffi::LUA_YIELD => {}
+                ffi::LUA_ERRMEM => ffi::lua_settop(thread, 0),
+                _ => {
+                    ffi::lua_checkstack(state, 1);
+                    ffi::lua_xmove(thread, state, 1);
+                    ffi::lua_error(state);
+                }
+            }
+        })
+    }?;
+    match status {
+        ffi::LUA_OK => Ok(Resumed::Done(flow, req)),
+        ffi::LUA_YIELD => Ok(Resumed::Yielded),
+        _ => Err(mlua::Error::MemoryError("not enough memory".into())),
+    }
+}
+
+/// Push `method, path, body, params` (4 values). Raises only on a memory
+/// error; the caller has made room for 6 values.
+unsafe fn push_new(to: *mut ffi::lua_State, new: &NewReq<'_>) {
+    ffi::lua_pushlstring(to, new.method.as_ptr().cast(), new.method.len());
+    ffi::lua_pushlstring(to, new.path.as_ptr().cast(), new.path.len());
+    match new.body {
+        Some(b) => {
+            ffi::lua_pushlstring(to, b.as_ptr().cast(), b.len());
+        }
+        None => ffi::lua_pushnil(to),
+    }
+    if new.params.is_empty() {
+        ffi::lua_pushnil(to);
+    } else {
+        ffi::lua_createtable(to, 0, new.params.len() as c_int);
+        for (k, v) in new.params {
+            ffi::lua_pushlstring(to, k.as_ptr().cast(), k.len());
+            ffi::lua_pushlstring(to, v.as_ptr().cast(), v.len());
+            ffi::lua_rawset(to, -3);
+        }
+    }
+}
+
+/// The short path of [`dispatch_in`]: a request's only call,
+/// `dispatch(handler, nil, false, method, path, body, params)`.
+fn dispatch_only(
+    lua: &Lua,
+    co: Coroutine,
+    (dispatch, handler): (RawRef, RawRef),
+    new: &NewReq<'_>,
+) -> mlua::Result<Resumed> {
+    let thread = co.thread;
+    // SAFETY: the coroutine is idle with an empty stack (see `dispatch_in`)
+    // and `lua_checkstack` reports failure instead of raising. Reading the
+    // registry allocates nothing; the pushes that allocate run with the
+    // heap cap lifted, where only a real out-of-memory could raise.
+    unlimited(lua, || unsafe {
+        if ffi::lua_checkstack(thread, 10) == 0 {
+            return Err(mlua::Error::MemoryError("not enough memory".into()));
+        }
+        ffi::lua_rawgeti(thread, ffi::LUA_REGISTRYINDEX, dispatch.0.into());
+        ffi::lua_rawgeti(thread, ffi::LUA_REGISTRYINDEX, handler.0.into());
+        ffi::lua_pushnil(thread);
+        ffi::lua_pushboolean(thread, 0);
+        push_new(thread, new);
+        Ok(())
+    })
+    .inspect_err(|_| unsafe { ffi::lua_settop(thread, 0) })?;
+    let mut nres: c_int = 0;
+    // SAFETY: `lua_resume` runs the coroutine in its own protected call;
+    // errors come back as a status. Only `flow` is read from the results.
+    let status = unsafe { ffi::lua_resume(thread, co.main, 7, &mut nres) };
+    match status {
+        ffi::LUA_OK => {
+            // SAFETY: the results are all that is on the coroutine's stack.
+            let flow = unsafe { flow_value(thread, nres) };
+            unsafe { ffi::lua_settop(thread, 0) };
+            Ok(Resumed::Done(flow, None))
+        }
+        ffi::LUA_YIELD => Ok(Resumed::Yielded),
+        ffi::LUA_ERRMEM => {
+            unsafe { ffi::lua_settop(thread, 0) };
+            Err(mlua::Error::MemoryError("not enough memory".into()))
+        }
+        // SAFETY: the error value is moved onto the stack `exec_raw` made
+        // room on and raised there, inside its protected call, so mlua
+        // turns it into an error as it does for any other call.
+        _ => unsafe {
+            lua.exec_raw::<()>((), |state| {
+                ffi::lua_xmove(thread, state, 1);
+                ffi::lua_error(state);
+            })
+        }
+        .map(|()| Resumed::Done(Value::Nil, None)),
+    }
+}
+
+/// The first of the `n` results on top of `thread`'s stack as far as the
+/// flow reads it: a boolean or a number (anything else continues).
+unsafe fn flow_value(thread: *mut ffi::lua_State, n: c_int) -> Value {
+    if n == 0 {
+        return Value::Nil;
+    }
+    let idx = -n;
+    match ffi::lua_type(thread, idx) {
+        ffi::LUA_TBOOLEAN => Value::Boolean(ffi::lua_toboolean(thread, idx) != 0),
+        ffi::LUA_TNUMBER if ffi::lua_isinteger(thread, idx) != 0 => {
+            Value::Integer(ffi::lua_tointegerx(thread, idx, std::ptr::null_mut()))
+        }
+        ffi::LUA_TNUMBER => Value::Number(ffi::lua_tonumberx(thread, idx, std::ptr::null_mut())),
+        _ => Value::Nil,
+    }
+}
