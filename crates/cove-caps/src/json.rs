@@ -34,7 +34,7 @@ impl std::error::Error for JsonError {}
 /// Append `s` as a JSON string. Invalid UTF-8 becomes U+FFFD.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
     if !write_utf8(out, s) {
-        write_str(out, &String::from_utf8_lossy(s));
+        write_escaped(out, String::from_utf8_lossy(s).as_bytes());
     }
 }
 
@@ -51,41 +51,64 @@ pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
         out.push(b'"');
         return true;
     }
-    match std::str::from_utf8(s) {
-        Ok(text) => {
-            write_str(out, text);
-            true
-        }
-        Err(_) => false,
+    if !s.is_ascii() && std::str::from_utf8(s).is_err() {
+        return false;
     }
+    write_escaped(out, s);
+    true
 }
 
-fn write_str(out: &mut Vec<u8>, s: &str) {
+/// How each byte is written: 0 as it is, `u` as `\u00XX`, any other
+/// letter after a backslash. Bytes from 0x80 up (UTF-8 sequences) are 0.
+const ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = b'u';
+        b += 1;
+    }
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'\n' as usize] = b'n';
+    t[b'\r' as usize] = b'r';
+    t[b'\t' as usize] = b't';
+    t[0x08] = b'b';
+    t[0x0c] = b'f';
+    t
+};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Append the (UTF-8) bytes `s` quoted, escaping what JSON requires; runs
+/// of plain bytes are copied whole.
+fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.reserve(s.len() + 2);
     out.push(b'"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..=0x1f => &[],
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        if esc.is_empty() {
-            out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
-        } else {
-            out.extend_from_slice(esc);
+    let mut run = 0;
+    for (i, &b) in s.iter().enumerate() {
+        let e = ESCAPE[b as usize];
+        if e == 0 {
+            continue;
         }
-        start = i + 1;
+        append(out, &s[run..i]);
+        if e == b'u' {
+            append(
+                out,
+                &[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[(b >> 4) as usize],
+                    HEX[(b & 15) as usize],
+                ],
+            );
+        } else {
+            append(out, &[b'\\', e]);
+        }
+        run = i + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
+    append(out, &s[run..]);
     out.push(b'"');
 }
 
@@ -130,6 +153,15 @@ mod tests {
         assert_eq!(s(b"a\"b\\c\n\t\x01/"), r#""a\"b\\c\n\t\u0001/""#);
         assert_eq!(s("héllo ✓".as_bytes()), "\"héllo ✓\"");
         assert_eq!(s(b"\xff"), "\"\u{fffd}\"");
+        // DEL (0x7f) needs no escape.
+        assert_eq!(s(b"\x08\x0c\r\x1f\x7f"), "\"\\b\\f\\r\\u001f\u{7f}\"");
+        assert_eq!(s("é\"\n".as_bytes()), "\"é\\\"\\n\"");
+        assert_eq!(s(b"a\xffb\""), "\"a\u{fffd}b\\\"\"");
+        let long = "x".repeat(40) + "\"" + &"y".repeat(40);
+        assert_eq!(
+            s(long.as_bytes()),
+            format!("\"{}\\\"{}\"", "x".repeat(40), "y".repeat(40))
+        );
     }
 
     #[test]
