@@ -112,8 +112,9 @@ fn a_resumed_lua_handler_keeps_errors_budget_and_batches() {
         let res = conn.request("POST", "/in-batch", &[], Some(STORED.as_bytes()));
         assert_eq!(res.json()["ok"], true, "{}", res.text());
     }
-    let log = server.log();
     let line = crate::util::line_of(&app("lua"), "error(\"after the hash\")");
+    server.wait_for_log_count(&format!("app.lua:{line}: after the hash"), 2);
+    let log = server.wait_for_log_count("instruction limit exceeded", 2);
     assert_eq!(
         log.matches(&format!("app.lua:{line}: after the hash"))
             .count(),

@@ -281,7 +281,8 @@ fn webhooks_deliver_to_the_app_itself(lang: Lang) {
     }
     let stats = s.get("/outbox/stats").json();
     assert_eq!(stats["delivered"], 4, "{stats}\n{}", s.log());
-    assert_eq!(s.log().matches("webhook received: user.created").count(), 4);
+    let log = s.wait_for_log_count("webhook received: user.created", 4);
+    assert_eq!(log.matches("webhook received: user.created").count(), 4);
 }
 
 fn webhooks_without_a_secret_say_so(lang: Lang) {

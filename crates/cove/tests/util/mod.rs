@@ -211,15 +211,21 @@ impl Server {
 
     /// Wait until stderr contains `needle` (log lines may trail the response).
     pub fn wait_for_log(&self, needle: &str) -> String {
+        self.wait_for_log_count(needle, 1)
+    }
+
+    /// Wait until stderr contains `needle` at least `n` times (a line may
+    /// reach the log reader after the response it belongs to); the log then.
+    pub fn wait_for_log_count(&self, needle: &str, n: usize) -> String {
         let start = Instant::now();
         loop {
             let log = self.log();
-            if log.contains(needle) {
+            if log.matches(needle).count() >= n {
                 return log;
             }
             assert!(
                 start.elapsed() < TIMEOUT,
-                "log never contained {needle:?}:\n{log}"
+                "log never contained {needle:?} {n} times:\n{log}"
             );
             thread::sleep(Duration::from_millis(10));
         }
