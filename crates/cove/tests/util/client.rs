@@ -113,9 +113,24 @@ impl Conn {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> io::Result<Response> {
-        self.stream
-            .write_all(&build_request(method, path, headers, body))?;
-        self.try_read_response(method == "HEAD")
+        let written = self
+            .stream
+            .write_all(&build_request(method, path, headers, body));
+        match written {
+            Ok(()) => self.try_read_response(method == "HEAD"),
+            // A server may answer before it has read the whole request (413
+            // for a body over the limit) and close: the answer is still
+            // there to read, as it is for any client that reads on error.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                ) =>
+            {
+                self.try_read_response(method == "HEAD").map_err(|_| e)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Read the next response (to a request that was not HEAD).
