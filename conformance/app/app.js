@@ -3,6 +3,7 @@
 import { app } from "hull:app";
 import { db } from "hull:db";
 import { json } from "hull:json";
+import { time } from "hull:time";
 
 const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
 
@@ -168,6 +169,19 @@ app.get("/json/unicode", (req, res) => res.json({ s: "héllo ✓ 日本 😀", e
 app.get("/json/numbers", (req, res) =>
   res.json({ int: 42, neg: -7, tenth: 0.1, half: 1.5, huge: 1e300, third: 1 / 3, three: 3.0 }));
 app.get("/json/bool-null", (req, res) => res.json({ yes: true, no: false, list: [true, false] }));
+// time (Hull §6.2): what every value looks like; the values themselves move.
+app.get("/time", (req, res) => {
+  const now = time.now(), ms = time.nowMs(), clock = time.clock();
+  const date = time.date(), datetime = time.datetime();
+  res.json({
+    integers: Number.isInteger(now) && Number.isInteger(ms) && Number.isInteger(clock),
+    ms_agrees: Math.abs(Math.floor(ms / 1000) - now) <= 1,
+    clock_runs: clock >= 0,
+    date: /^\d{4}-\d\d-\d\d$/.test(date),
+    datetime: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(datetime),
+    recent: now > 1700000000,
+  });
+});
 app.post("/json/roundtrip", (req, res) => res.text(json.encode(json.decode(req.body))));
 app.post("/json/bad", (req, res) => {
   try {

@@ -167,6 +167,20 @@ app.get("/json/numbers", function(req, res)
   res:json({ int = 42, neg = -7, tenth = 0.1, half = 1.5, huge = 1e300, third = 1 / 3, three = 3.0 })
 end)
 app.get("/json/bool-null", function(req, res) res:json({ yes = true, no = false, list = { true, false } }) end)
+-- time (Hull §6.2): what every value looks like; the values themselves move.
+app.get("/time", function(req, res)
+  local now, ms, clock = time.now(), time.now_ms(), time.clock()
+  local date, datetime = time.date(), time.datetime()
+  res:json({
+    integers = math.type(now) == "integer" and math.type(ms) == "integer"
+      and math.type(clock) == "integer",
+    ms_agrees = math.abs(ms // 1000 - now) <= 1,
+    clock_runs = clock >= 0,
+    date = date:match("^%d%d%d%d%-%d%d%-%d%d$") ~= nil,
+    datetime = datetime:match("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$") ~= nil,
+    recent = now > 1700000000,
+  })
+end)
 app.post("/json/roundtrip", function(req, res)
   res:text(json.encode(json.decode(req.body)))
 end)

@@ -3,8 +3,8 @@
 
 use mlua::{Lua, Table, Value, Variadic};
 
+use cove_caps::env;
 use cove_caps::log::Level;
-use cove_caps::{env, time};
 
 use crate::app_api::AppState;
 use crate::json;
@@ -20,11 +20,6 @@ pub(crate) fn fail(lua: &Lua, msg: impl AsRef<str>) -> mlua::Result<Outcome> {
 pub(crate) fn install_time(lua: &Lua) -> mlua::Result<()> {
     let t = lua.create_table()?;
     crate::native::add_time(lua, &t)?;
-    t.raw_set("date", lua.create_function(|_, ()| Ok(time::date()))?)?;
-    t.raw_set(
-        "datetime",
-        lua.create_function(|_, ()| Ok(time::datetime()))?,
-    )?;
     lua.globals().raw_set("time", t)
 }
 

@@ -1,4 +1,4 @@
-//! `res:*` and `time.now/now_ms/clock` as plain Lua C functions.
+//! `res:*` and `time.*` as plain Lua C functions.
 //!
 //! mlua's callback machinery (argument conversion through registry
 //! references, panic and error wrapping) costs ~1k instructions per call; the
@@ -251,6 +251,24 @@ unsafe extern "C-unwind" fn time_fn<const WHICH: u8>(state: *mut ffi::lua_State)
     1
 }
 
+/// `time.date` (0) and `time.datetime` (1). The text is copied out of its
+/// `String` before the push, which may raise a memory error: nothing Rust
+/// owns is live then.
+unsafe extern "C-unwind" fn time_text<const WHICH: u8>(state: *mut ffi::lua_State) -> c_int {
+    let mut buf = [0u8; 32];
+    let n = {
+        let text = match WHICH {
+            0 => time::date(),
+            _ => time::datetime(),
+        };
+        let n = text.len().min(buf.len());
+        buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+        n
+    };
+    ffi::lua_pushlstring(state, buf.as_ptr().cast(), n);
+    1
+}
+
 /// The `res` methods.
 pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
@@ -270,15 +288,18 @@ pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
-/// Add `now`, `now_ms` and `clock` to the `time` table.
+/// Add `now`, `now_ms`, `clock`, `date` and `datetime` to the `time` table.
 pub(crate) fn add_time(lua: &Lua, t: &Table) -> mlua::Result<()> {
-    let fns: [(&str, ffi::lua_CFunction); 3] = [
+    let fns: [(&str, ffi::lua_CFunction); 5] = [
         ("now", time_fn::<0>),
         ("now_ms", time_fn::<1>),
         ("clock", time_fn::<2>),
+        ("date", time_text::<0>),
+        ("datetime", time_text::<1>),
     ];
     for (name, f) in fns {
-        // SAFETY: pushing an integer needs no allocation and cannot raise.
+        // SAFETY: pushing an integer cannot raise; `time_text` pushes its
+        // string when no Rust value is live.
         t.raw_set(name, unsafe { lua.create_c_function(f)? })?;
     }
     Ok(())
