@@ -1,73 +1,96 @@
-//! The raw halves of `db.*` (Hull §5); the prelude wraps them so failures
-//! are plain-string errors at the caller's line.
+//! `db.*` (Hull §5). `query` and `exec` are Lua C functions that raise
+//! their failures at the caller's line (native.rs): through mlua's callback
+//! machinery and a Lua wrapper, converting the arguments and the result
+//! cost ~2.5k instructions per call. The batch steps are raw halves the
+//! prelude wraps.
+#![allow(unsafe_code)]
 
-use mlua::{Lua, Table, Value};
+use std::ffi::{c_int, CStr};
+
+use mlua::{ffi, Lua, Table, Value};
 
 use cove_db::{Db, DbError, Origin, Value as DbValue};
 
 use crate::globals::{fail, Outcome};
-use crate::vm::unlimited;
+use crate::native::{run_returning, type_name};
+use crate::stack::stack_bytes;
 
-fn params(lua: &Lua, lua_params: Option<Table>) -> Result<Vec<DbValue>, String> {
-    let Some(t) = lua_params else {
-        return Ok(Vec::new());
-    };
-    crate::rows::plain(lua, &t).map_err(|e| e.to_string())?;
-    let n = t.raw_len();
+/// The parameters at stack index `idx` (absolute): nil, none, or an array.
+///
+/// # Safety
+/// The heap cap is lifted (a packed table is unpacked first) and 2 stack
+/// slots are free.
+unsafe fn params(state: *mut ffi::lua_State, idx: c_int) -> Result<Vec<DbValue>, String> {
+    match ffi::lua_type(state, idx) {
+        ffi::LUA_TNIL | ffi::LUA_TNONE => return Ok(Vec::new()),
+        ffi::LUA_TTABLE => {}
+        t => {
+            return Err(format!(
+                "parameters must be a table (an array of values), got {}",
+                type_name(t)
+            ))
+        }
+    }
+    crate::rows::unpack(state, idx);
+    let n = ffi::lua_rawlen(state, idx);
     let mut out = Vec::with_capacity(n);
     for i in 1..=n {
-        let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-        out.push(match v {
-            Value::Nil => DbValue::Null,
-            Value::Boolean(b) => DbValue::Integer(i64::from(b)),
-            Value::Integer(i) => DbValue::Integer(i),
-            Value::Number(f) => DbValue::Real(f),
-            Value::String(s) => DbValue::Text(s.as_bytes().to_vec()),
-            other => {
-                return Err(format!(
-                    "parameter {i} is a {}; pass strings, numbers, booleans or nil",
-                    other.type_name()
-                ))
-            }
-        });
+        let t = ffi::lua_rawgeti(state, idx, i as ffi::lua_Integer);
+        let value = match t {
+            ffi::LUA_TNIL => Ok(DbValue::Null),
+            ffi::LUA_TBOOLEAN => Ok(DbValue::Integer(i64::from(
+                ffi::lua_toboolean(state, -1) != 0,
+            ))),
+            ffi::LUA_TNUMBER if ffi::lua_isinteger(state, -1) != 0 => Ok(DbValue::Integer(
+                ffi::lua_tointegerx(state, -1, std::ptr::null_mut()),
+            )),
+            ffi::LUA_TNUMBER => Ok(DbValue::Real(ffi::lua_tonumberx(
+                state,
+                -1,
+                std::ptr::null_mut(),
+            ))),
+            ffi::LUA_TSTRING => Ok(DbValue::Text(stack_bytes(state, -1).to_vec())),
+            other => Err(format!(
+                "parameter {i} is a {}; pass strings, numbers, booleans or nil",
+                type_name(other)
+            )),
+        };
+        ffi::lua_settop(state, -2);
+        out.push(value?);
     }
     Ok(out)
 }
 
 /// Run `f` as app code; if that hits the reserved namespace and the caller
 /// is a stdlib module (`hull.*` chunk), run it again as stdlib.
-fn with_origin<T>(
-    lua: &Lua,
+unsafe fn with_origin<T>(
+    state: *mut ffi::lua_State,
     mut f: impl FnMut(Origin) -> Result<T, DbError>,
 ) -> Result<T, DbError> {
     match f(Origin::App) {
-        Err(DbError::Reserved) => {
-            if called_from_stdlib(lua) {
-                f(Origin::Stdlib)
-            } else {
-                Err(DbError::Reserved)
-            }
-        }
+        Err(DbError::Reserved) if called_from_stdlib(state) => f(Origin::Stdlib),
         other => other,
     }
 }
 
-/// Whether the script that called db.* is a stdlib module (`hull.*` chunk).
-/// The caller is the first Lua frame outside the prelude (`=[cove]`): C
-/// frames vary in number (db.query builds its result inside a protected
-/// call), so no fixed level is right for every function.
-fn called_from_stdlib(lua: &Lua) -> bool {
+/// Whether the script that called db.* is a stdlib module (`hull.*` chunk):
+/// the first Lua frame outside the prelude (`=[cove]`), C frames skipped.
+unsafe fn called_from_stdlib(state: *mut ffi::lua_State) -> bool {
     for level in 1..8 {
-        let source = lua.inspect_stack(level, |d| {
-            let s = d.source();
-            (s.what != "C").then(|| s.source.unwrap_or_default().into_owned())
-        });
-        match source {
-            None => return false,
-            Some(None) => continue,
-            Some(Some(s)) if s == "=[cove]" => continue,
-            Some(Some(s)) => return s.starts_with(crate::require::STDLIB_CHUNK),
+        let mut ar: ffi::lua_Debug = std::mem::zeroed();
+        if ffi::lua_getstack(state, level, &mut ar) == 0
+            || ffi::lua_getinfo(state, c"S".as_ptr(), &mut ar) == 0
+        {
+            return false;
         }
+        if ar.what.is_null() || ar.source.is_null() || CStr::from_ptr(ar.what) == c"C" {
+            continue;
+        }
+        let source = CStr::from_ptr(ar.source).to_bytes();
+        if source == b"=[cove]" {
+            continue;
+        }
+        return source.starts_with(crate::require::STDLIB_CHUNK.as_bytes());
     }
     false
 }
@@ -77,42 +100,70 @@ fn db_mut(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Db>> {
         .ok_or_else(|| mlua::Error::RuntimeError("database not open".into()))
 }
 
-fn query(lua: &Lua, args: (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
-    unlimited(lua, || query_rows(lua, args))
+/// `db.query(sql, params)` (`QUERY`) or `db.exec(sql, params)`: pushes the
+/// rows or the number of changed rows.
+unsafe extern "C-unwind" fn db_call<const QUERY: bool>(state: *mut ffi::lua_State) -> c_int {
+    let api = if QUERY { "db.query" } else { "db.exec" };
+    run_returning(state, || {
+        let sql = match ffi::lua_type(state, 1) {
+            ffi::LUA_TSTRING => std::str::from_utf8(stack_bytes(state, 1))
+                .map_err(|_| format!("{api}: the SQL is not valid UTF-8"))?,
+            t => {
+                return Err(format!(
+                    "{api}: the SQL must be a string, got {}",
+                    type_name(t)
+                ))
+            }
+        };
+        if ffi::lua_checkstack(state, 8) == 0 {
+            return Err(format!("{api}: stack overflow"));
+        }
+        let lua = Lua::get_or_init_from_ptr(state);
+        // Reading a packed params table and pushing the rows allocate: with
+        // the cap lifted they cannot raise (a real out-of-memory aborts).
+        let limit = lua.set_memory_limit(0).map_err(|e| format!("{api}: {e}"))?;
+        let top = ffi::lua_gettop(state);
+        let pushed = lifted::<QUERY>(state, lua, api, sql);
+        let _ = lua.set_memory_limit(limit);
+        // A full collection raises nothing: Lua 5.4 turns finalizer errors
+        // into warnings.
+        let over = || limit != 0 && lua.used_memory() > limit;
+        if over() {
+            ffi::lua_gc(state, ffi::LUA_GCCOLLECT);
+            if over() {
+                // Drop the result, so that the error message fits.
+                ffi::lua_settop(state, top);
+                ffi::lua_gc(state, ffi::LUA_GCCOLLECT);
+                return Err(format!(
+                    "{api}: not enough memory: the script heap limit was reached (raise it with -m)"
+                ));
+            }
+        }
+        pushed
+    })
 }
 
-fn query_rows(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
-    let sql = sql.to_str()?.to_string();
-    let params = match params(lua, p) {
-        Ok(p) => p,
-        Err(e) => return fail(lua, format!("db.query: {e}")),
-    };
-    let result = crate::rows::query(lua, |each_row| {
-        with_origin(lua, |origin| {
-            let mut db = db_mut(lua).map_err(|e| DbError::Callback(e.to_string()))?;
-            db.query(&sql, &params, origin, |cols, row| each_row(cols, row))
-        })
-    })?;
-    match result {
-        Ok(rows) => Ok((true, Value::Table(rows))),
-        Err(e) => fail(lua, format!("db.query failed: {e}")),
-    }
-}
-
-fn exec(lua: &Lua, (sql, p): (mlua::LuaString, Option<Table>)) -> mlua::Result<Outcome> {
-    let sql = sql.to_str()?.to_string();
-    let params = match params(lua, p) {
-        Ok(p) => p,
-        Err(e) => return fail(lua, format!("db.exec: {e}")),
-    };
-    let result = with_origin(lua, |origin| {
+/// [`db_call`]'s work, with the heap cap lifted.
+unsafe fn lifted<const QUERY: bool>(
+    state: *mut ffi::lua_State,
+    lua: &Lua,
+    api: &str,
+    sql: &str,
+) -> Result<c_int, String> {
+    let params = params(state, 2).map_err(|e| format!("{api}: {e}"))?;
+    let result = with_origin(state, |origin| {
         let mut db = db_mut(lua).map_err(|e| DbError::Callback(e.to_string()))?;
-        db.exec(&sql, &params, origin)
+        if QUERY {
+            crate::rows::query(state, |each_row| {
+                db.query(sql, &params, origin, |cols, row| each_row(cols, row))
+            })?;
+        } else {
+            let changes = db.exec(sql, &params, origin)?;
+            ffi::lua_pushinteger(state, changes as ffi::lua_Integer);
+        }
+        Ok(())
     });
-    match result {
-        Ok(changes) => Ok((true, Value::Integer(changes as i64))),
-        Err(e) => fail(lua, format!("db.exec failed: {e}")),
-    }
+    result.map(|()| 1).map_err(|e| format!("{api} failed: {e}"))
 }
 
 fn batch_step(lua: &Lua, step: fn(&mut Db) -> Result<(), DbError>) -> mlua::Result<Outcome> {
@@ -124,8 +175,14 @@ fn batch_step(lua: &Lua, step: fn(&mut Db) -> Result<(), DbError>) -> mlua::Resu
 }
 
 pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.raw_set("db_query", lua.create_function(query)?)?;
-    raw.raw_set("db_exec", lua.create_function(exec)?)?;
+    // SAFETY: they read their arguments from the stack, push one result,
+    // and raise only when no Rust value is live (native::run_returning).
+    raw.raw_set("db_query", unsafe {
+        lua.create_c_function(db_call::<true>)?
+    })?;
+    raw.raw_set("db_exec", unsafe {
+        lua.create_c_function(db_call::<false>)?
+    })?;
     raw.raw_set(
         "db_last_id",
         lua.create_function(|lua, ()| Ok(db_mut(lua)?.last_id()))?,

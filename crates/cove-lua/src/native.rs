@@ -57,13 +57,21 @@ fn with_current<R>(
 /// Rust owns is live when the message is pushed and raised, so the
 /// `longjmp` of a Lua error skips no destructor. Returns 0 (no results).
 unsafe fn run(state: *mut ffi::lua_State, body: impl FnOnce() -> Result<(), String>) -> c_int {
+    run_returning(state, || body().map(|()| 0))
+}
+
+/// [`run`] for a body that pushes its results and says how many.
+pub(crate) unsafe fn run_returning(
+    state: *mut ffi::lua_State,
+    body: impl FnOnce() -> Result<c_int, String>,
+) -> c_int {
     let outcome = catch_unwind(AssertUnwindSafe(body));
     let msg = match outcome {
-        Ok(Ok(())) => return 0,
+        Ok(Ok(n)) => return n,
         Ok(Err(msg)) => msg,
-        Err(_) => "internal error in a res function".to_string(),
+        Err(_) => "internal error in a Cove function".to_string(),
     };
-    let mut buf = [0u8; 512];
+    let mut buf = [0u8; 1024];
     let n = msg.len().min(buf.len());
     buf[..n].copy_from_slice(&msg.as_bytes()[..n]);
     drop(msg);
@@ -83,7 +91,7 @@ unsafe fn run_chained(
     1
 }
 
-fn type_name(t: c_int) -> &'static str {
+pub(crate) fn type_name(t: c_int) -> &'static str {
     match t {
         ffi::LUA_TNIL | ffi::LUA_TNONE => "nil",
         ffi::LUA_TBOOLEAN => "boolean",

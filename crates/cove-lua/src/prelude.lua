@@ -33,8 +33,8 @@ coroutine.resume = function(...) return checked(resume(...)) end
 coroutine.wrap = raw.co_wrap
 
 db = {
-  query = wrap(raw.db_query),
-  exec = wrap(raw.db_exec),
+  query = raw.db_query,
+  exec = raw.db_exec,
   last_id = raw.db_last_id,
   batch = function(fn)
     local ok, e = raw.db_begin()

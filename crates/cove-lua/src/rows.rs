@@ -14,7 +14,7 @@
 use std::cell::Cell as StdCell;
 use std::ffi::{c_int, c_void};
 
-use mlua::{ffi, Lua, Table, Value};
+use mlua::{ffi, Lua, Value};
 
 use cove_caps::json::{write_float, write_int, write_string, JsonError};
 use cove_core::append;
@@ -177,23 +177,24 @@ thread_local! {
     static SCRATCH: StdCell<Option<Collected>> = const { StdCell::new(None) };
 }
 
-/// Run `query(each_row)` and return its rows as Hull does: an array of
-/// tables keyed by column name, NULL columns absent (packed when long).
+/// Run `query(each_row)` and push its rows as Hull returns them: an array
+/// of tables keyed by column name, NULL columns absent (packed when long).
+/// Nothing is pushed on failure.
 ///
-/// Call it with the heap cap lifted (`vm::unlimited`): then the pushes
-/// below cannot fail on the cap, and a real out-of-memory aborts.
-pub(crate) fn query<F>(lua: &Lua, query: F) -> mlua::Result<Result<Table, DbError>>
+/// # Safety
+/// Call it with the heap cap lifted (`vm::unlimited`, or db.rs): then the
+/// pushes cannot fail on the cap, and a real out-of-memory aborts, so no
+/// Lua error unwinds through these frames. Needs 3 free stack slots.
+pub(crate) unsafe fn query<F>(state: *mut ffi::lua_State, query: F) -> Result<(), DbError>
 where
     F: FnOnce(&mut dyn FnMut(&[&str], &Row<'_>) -> Result<(), DbError>) -> Result<(), DbError>,
 {
     let mut got = SCRATCH.with(|s| s.take()).unwrap_or_default();
     got.clear();
-    let outcome = match query(&mut |cols, row| got.add(cols, row)) {
-        // SAFETY: `result` raises only on a memory error, inside
-        // `exec_raw`'s protected call.
-        Ok(()) => unsafe { lua.exec_raw::<Table>((), |state| result(state, &got)) }.map(Ok),
-        Err(e) => Ok(Err(e)),
-    };
+    let outcome = query(&mut |cols, row| got.add(cols, row));
+    if outcome.is_ok() {
+        result(state, &got);
+    }
     if got.bytes.capacity() + got.cells.capacity() * CELL <= 1 << 20 {
         SCRATCH.with(|s| s.set(Some(got)));
     }
@@ -354,17 +355,6 @@ pub(crate) unsafe fn unpack_uncapped(state: *mut ffi::lua_State, idx: c_int) {
     };
     unpack(state, idx);
     let _ = lua.set_memory_limit(limit);
-}
-
-/// Make `t` plain before Rust code reads it through mlua's raw API.
-pub(crate) fn plain(lua: &Lua, t: &Table) -> mlua::Result<()> {
-    // Most tables have no metatable: no protected call for them.
-    if t.metatable().is_none() {
-        return Ok(());
-    }
-    // SAFETY: `unpack` raises only on a memory error, inside `exec_raw`'s
-    // protected call.
-    unsafe { lua.exec_raw::<()>(t, |state| unpack(state, ffi::lua_gettop(state))) }
 }
 
 /// Write the packed result as the encoder would write its plain form:

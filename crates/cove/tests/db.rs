@@ -112,6 +112,37 @@ fn db_errors_name_the_script_line() {
 }
 
 #[test]
+fn db_argument_errors_name_the_caller_line() {
+    let v = server().get("/bad-args").json();
+    let line = line_of(&fixture("db"), "marker: sql not a string");
+    assert_eq!(
+        v["sql"],
+        format!("app.lua:{line}: db.query: the SQL must be a string, got nil")
+    );
+    let line = line_of(&fixture("db"), "marker: params not a table");
+    assert_eq!(
+        v["params"],
+        format!(
+            "app.lua:{line}: db.exec: parameters must be a table (an array of values), got string"
+        )
+    );
+}
+
+#[test]
+fn a_result_over_the_heap_cap_fails_at_the_query_and_the_worker_recovers() {
+    let s = Server::fixture("db", &["--workers", "1", "-m", "16m"]);
+    assert_eq!(s.get("/over-cap").status, 500);
+    let line = line_of(&fixture("db"), "marker: over the cap");
+    s.wait_for_log(&format!("app.lua:{line}: db.query: not enough memory"));
+    assert_eq!(s.get("/bad-args").status, 200);
+    assert_eq!(
+        s.get("/over-cap").status,
+        500,
+        "the cap holds a second time"
+    );
+}
+
+#[test]
 fn concurrent_inserts_are_all_stored_once() {
     const THREADS: usize = 20;
     const PER_THREAD: usize = 100;
