@@ -1,10 +1,11 @@
 //! `db.*` (Hull §5) over cove-db: `raw.dbQuery`, `raw.dbExec`, `raw.dbLastId`
 //! and the batch steps the prelude's `db.batch` wraps.
+#![allow(unsafe_code)]
 
 use std::rc::Rc;
 
 use rquickjs::function::Opt;
-use rquickjs::{Array, ArrayBuffer, Atom, Ctx, Object, TypedArray, Value};
+use rquickjs::{qjs, ArrayBuffer, Ctx, Object, TypedArray, Value};
 
 use cove_db::{Db, DbError, Origin, Value as DbValue, ValueRef};
 
@@ -16,7 +17,6 @@ use crate::native::{set_fn, throw, type_name};
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
 /// Copy `len` bytes at `start` out of an ArrayBuffer (empty if detached).
-#[allow(unsafe_code)]
 fn copy_bytes(buf: &ArrayBuffer<'_>, start: usize, len: usize) -> Vec<u8> {
     // SAFETY: the slice is copied at once; no JS runs (so nothing can
     // detach or resize the buffer) while it is borrowed.
@@ -105,48 +105,110 @@ fn with_origin<T>(
     }
 }
 
-fn column<'js>(ctx: &Ctx<'js>, v: ValueRef<'_>) -> rquickjs::Result<Value<'js>> {
-    Ok(match v {
-        ValueRef::Null => Value::new_null(ctx.clone()),
-        ValueRef::Integer(i) => match i32::try_from(i) {
-            Ok(small) => Value::new_int(ctx.clone(), small),
-            Err(_) => Value::new_float(ctx.clone(), i as f64),
-        },
-        ValueRef::Real(f) => Value::new_float(ctx.clone(), f),
-        ValueRef::Text(t) => {
-            rquickjs::String::from_str(ctx.clone(), &String::from_utf8_lossy(t))?.into_value()
+/// Raw values and atoms owned here, freed on drop (a failed query).
+struct Owned {
+    raw: *mut qjs::JSContext,
+    rows: Vec<qjs::JSValue>,
+    atoms: Vec<qjs::JSAtom>,
+}
+
+impl Owned {
+    fn free_rows(&mut self) {
+        for v in self.rows.drain(..) {
+            // SAFETY: each row holds one reference, ours.
+            unsafe { qjs::JS_FreeValue(self.raw, v) };
         }
-        ValueRef::Blob(b) => ArrayBuffer::new_copy(ctx.clone(), b)?.into_value(),
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        self.free_rows();
+        // SAFETY: each atom holds one reference, ours.
+        unsafe {
+            for a in self.atoms.drain(..) {
+                qjs::JS_FreeAtom(self.raw, a);
+            }
+        }
+    }
+}
+
+/// A new reference to the JS value of a column.
+fn column(ctx: &Ctx<'_>, v: ValueRef<'_>) -> rquickjs::Result<qjs::JSValue> {
+    let raw = ctx.as_raw().as_ptr();
+    Ok(match v {
+        ValueRef::Null => qjs::JS_NULL,
+        ValueRef::Integer(i) => match i32::try_from(i) {
+            Ok(small) => qjs::JS_MKVAL(qjs::JS_TAG_INT, small),
+            Err(_) => qjs::JS_NewFloat64(i as f64),
+        },
+        ValueRef::Real(f) => qjs::JS_NewFloat64(f),
+        ValueRef::Text(t) => {
+            let text = String::from_utf8_lossy(t);
+            // SAFETY: a new string from valid UTF-8; we own the reference.
+            unsafe {
+                let s = qjs::JS_NewStringLen(raw, text.as_ptr().cast(), text.len() as _);
+                if qjs::JS_IsException(s) {
+                    return Err(rquickjs::Error::Exception);
+                }
+                s
+            }
+        }
+        ValueRef::Blob(b) => {
+            let buf = ArrayBuffer::new_copy(ctx.clone(), b)?.into_value();
+            // SAFETY: a second reference, for the caller; `buf` drops its own.
+            unsafe { qjs::JS_DupValue(raw, buf.as_raw()) }
+        }
     })
 }
 
+/// `db.query`: the rows as an array of objects. Each row is built with
+/// `JS_SetProperty` on raw atoms and the array in one `JS_NewArrayFrom`:
+/// through rquickjs's typed setters each property and array element cost
+/// twice as much.
 fn query<'js>(
     ctx: &Ctx<'js>,
     host: &Host,
     sql: &str,
     p: Vec<DbValue>,
-) -> rquickjs::Result<Array<'js>> {
-    let rows = Array::new(ctx.clone())?;
-    let mut atoms: Vec<Atom<'js>> = Vec::new();
-    let mut n = 0;
+) -> rquickjs::Result<Value<'js>> {
+    let raw = ctx.as_raw().as_ptr();
+    let mut owned = Owned {
+        raw,
+        rows: Vec::new(),
+        atoms: Vec::new(),
+    };
     let mut js_error = None;
     let result = with_origin(ctx, |origin| {
         let mut db = host.db.borrow_mut();
+        owned.free_rows();
         db.query(sql, &p, origin, |cols, row| {
             let mut build = || -> rquickjs::Result<()> {
-                if atoms.is_empty() {
+                if owned.atoms.is_empty() {
                     crate::shapes::keep_names(ctx, cols.iter());
-                    atoms = cols
-                        .iter()
-                        .map(|c| Atom::from_str(ctx.clone(), c))
-                        .collect::<Result<_, _>>()?;
+                    for c in cols {
+                        // SAFETY: a new atom reference, owned by `owned`.
+                        let atom =
+                            unsafe { qjs::JS_NewAtomLen(raw, c.as_ptr().cast(), c.len() as _) };
+                        if atom == qjs::JS_ATOM_NULL {
+                            return Err(rquickjs::Error::Exception);
+                        }
+                        owned.atoms.push(atom);
+                    }
                 }
-                let obj = Object::new(ctx.clone())?;
-                for (i, atom) in atoms.iter().enumerate() {
-                    obj.set(atom.clone(), column(ctx, row.get(i))?)?;
+                // SAFETY: a new object, owned by `owned` at once.
+                let obj = unsafe { qjs::JS_NewObject(raw) };
+                if unsafe { qjs::JS_IsException(obj) } {
+                    return Err(rquickjs::Error::Exception);
                 }
-                rows.set(n, obj)?;
-                n += 1;
+                owned.rows.push(obj);
+                for (i, &atom) in owned.atoms.iter().enumerate() {
+                    let v = column(ctx, row.get(i))?;
+                    // SAFETY: JS_SetProperty takes over `v`'s reference.
+                    if unsafe { qjs::JS_SetProperty(raw, obj, atom, v) } < 0 {
+                        return Err(rquickjs::Error::Exception);
+                    }
+                }
                 Ok(())
             };
             build().map_err(|e| {
@@ -159,7 +221,17 @@ fn query<'js>(
         return Err(e);
     }
     result.map_err(|e| throw(ctx, &format!("db.query failed: {e}")))?;
-    Ok(rows)
+    let rows = std::mem::take(&mut owned.rows);
+    // SAFETY: JS_NewArrayFrom takes over every row reference, even when it
+    // fails; the array reference is ours, wrapped at once.
+    let array = unsafe {
+        let a = qjs::JS_NewArrayFrom(raw, rows.len() as _, rows.as_ptr());
+        Value::from_raw(ctx.clone(), a)
+    };
+    if array.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(array)
 }
 
 fn batch_step(
