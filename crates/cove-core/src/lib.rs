@@ -17,7 +17,7 @@ pub use append::append;
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
 pub use job::{Job, JobOutput};
-pub use limits::Limits;
+pub use limits::{Limits, OUT_OF_HEAP};
 pub use pipeline::{
     run_main, run_main_blocking, run_pre, run_pre_blocking, App, Engine, Flow, ScriptApp,
     ScriptError, Step,

@@ -1,3 +1,7 @@
+/// What a script is told when its VM runs out of heap (both runtimes).
+pub const OUT_OF_HEAP: &str =
+    "not enough memory: the script heap limit was reached (raise it with -m)";
+
 /// Every limit the runtime enforces, in one place (defaults follow Hull).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {

@@ -38,7 +38,7 @@ fn describe_value<'js>(ctx: &Ctx<'js>, v: &Value<'js>, budget: &Budget) -> Strin
         budget.message()
     } else if name == "InternalError" && message == "out of memory" {
         // The same words as the Lua runtime.
-        "not enough memory: the script heap limit was reached (raise it with -m)".to_string()
+        cove_core::OUT_OF_HEAP.to_string()
     } else if name.is_empty() || name == "Error" {
         message
     } else {

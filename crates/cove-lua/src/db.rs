@@ -14,6 +14,7 @@ use cove_db::{Db, DbError, Origin, Value as DbValue};
 use crate::globals::{fail, Outcome};
 use crate::native::{run_returning, type_name};
 use crate::stack::stack_bytes;
+use crate::vm::unlimited_raw;
 
 /// The parameters at stack index `idx` (absolute): nil, none, or an array.
 ///
@@ -118,28 +119,10 @@ unsafe extern "C-unwind" fn db_call<const QUERY: bool>(state: *mut ffi::lua_Stat
         if ffi::lua_checkstack(state, 8) == 0 {
             return Err(format!("{api}: stack overflow"));
         }
-        let lua = Lua::get_or_init_from_ptr(state);
         // Reading a packed params table and pushing the rows allocate: with
         // the cap lifted they cannot raise (a real out-of-memory aborts).
-        let limit = lua.set_memory_limit(0).map_err(|e| format!("{api}: {e}"))?;
-        let top = ffi::lua_gettop(state);
-        let pushed = lifted::<QUERY>(state, lua, api, sql);
-        let _ = lua.set_memory_limit(limit);
-        // A full collection raises nothing: Lua 5.4 turns finalizer errors
-        // into warnings.
-        let over = || limit != 0 && lua.used_memory() > limit;
-        if over() {
-            ffi::lua_gc(state, ffi::LUA_GCCOLLECT);
-            if over() {
-                // Drop the result, so that the error message fits.
-                ffi::lua_settop(state, top);
-                ffi::lua_gc(state, ffi::LUA_GCCOLLECT);
-                return Err(format!(
-                    "{api}: not enough memory: the script heap limit was reached (raise it with -m)"
-                ));
-            }
-        }
-        pushed
+        unlimited_raw(state, |lua| lifted::<QUERY>(state, lua, api, sql))
+            .map_err(|e| format!("{api}: {e}"))?
     })
 }
 

@@ -42,9 +42,7 @@ pub(crate) fn describe(err: &Error) -> String {
     match err {
         Error::RuntimeError(msg) => strip_traceback(msg).to_string(),
         Error::SyntaxError { message, .. } => message.clone(),
-        Error::MemoryError(_) => {
-            "not enough memory: the script heap limit was reached (raise it with -m)".to_string()
-        }
+        Error::MemoryError(_) => cove_core::OUT_OF_HEAP.to_string(),
         Error::CallbackError { traceback, cause } => {
             let msg = describe(cause);
             match traceback_location(traceback) {

@@ -44,10 +44,42 @@ pub(crate) fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> mlua::Result<R>) -> ml
     if limit != 0 && lua.used_memory() > limit {
         lua.gc_collect()?;
         if lua.used_memory() > limit {
-            return Err(mlua::Error::MemoryError("not enough memory".into()));
+            return Err(mlua::Error::MemoryError(cove_core::OUT_OF_HEAP.into()));
         }
     }
     result
+}
+
+/// [`unlimited`] for a Lua C function: `f` pushes its results on `state`
+/// and says how many (or fails). Over the cap after a full collection, its
+/// results are dropped (so an error message can be pushed) and the outer
+/// `Err` says so.
+///
+/// # Safety
+/// `state` is the running thread of a C function call.
+#[allow(unsafe_code)]
+pub(crate) unsafe fn unlimited_raw(
+    state: *mut mlua::ffi::lua_State,
+    f: impl FnOnce(&Lua) -> Result<std::ffi::c_int, String>,
+) -> Result<Result<std::ffi::c_int, String>, String> {
+    use mlua::ffi;
+    let lua = Lua::get_or_init_from_ptr(state);
+    let limit = lua.set_memory_limit(0).map_err(|e| e.to_string())?;
+    let top = ffi::lua_gettop(state);
+    let result = f(lua);
+    let _ = lua.set_memory_limit(limit);
+    // A full collection raises nothing: Lua 5.4 turns finalizer errors into
+    // warnings.
+    let over = || limit != 0 && lua.used_memory() > limit;
+    if over() {
+        ffi::lua_gc(state, ffi::LUA_GCCOLLECT);
+        if over() {
+            ffi::lua_settop(state, top);
+            ffi::lua_gc(state, ffi::LUA_GCCOLLECT);
+            return Err(cove_core::OUT_OF_HEAP.to_string());
+        }
+    }
+    Ok(result)
 }
 
 /// `over_budget()`: raises once the budget is spent, so a `pcall` cannot
