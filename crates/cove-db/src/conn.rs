@@ -4,8 +4,9 @@ use crate::error::{too_many_params, DbError};
 use crate::group::Group;
 use crate::lock::{LockHold, WriteLock};
 use crate::sql_text;
+use crate::stmt::{Prepared, Running, Stmt, StmtCache};
 use crate::value::{Row, Value};
-use rusqlite::{CachedStatement, Connection, OpenFlags, Statement};
+use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 
 /// Prepared statements kept per connection (LRU, keyed by SQL text).
@@ -44,8 +45,10 @@ pub enum Origin {
 
 /// One SQLite connection, owned by one worker thread.
 pub struct Db {
-    // Field order matters: the connection closes (rolling back any open transaction)
-    // before `hold` drops and hands the write lock to the next worker.
+    // Field order matters: the statements are finalized before their connection closes,
+    // and the connection closes (rolling back any open transaction) before `hold` drops
+    // and hands the write lock to the next worker.
+    pub(crate) stmts: StmtCache,
     pub(crate) conn: Connection,
     pub(crate) hold: LockHold,
     pub(crate) group: Group,
@@ -59,16 +62,6 @@ impl std::fmt::Debug for Db {
             .field("holds_write_lock", &self.hold.is_held())
             .finish()
     }
-}
-
-/// What preparing a SQL string produced.
-enum Prepared<'c> {
-    /// Exactly one statement, from the cache.
-    One(CachedStatement<'c>),
-    /// Several statements; only `exec` without parameters may run them.
-    Several,
-    /// Whitespace and comments only.
-    Blank,
 }
 
 impl Db {
@@ -89,8 +82,8 @@ impl Db {
 
     fn configure(conn: Connection, lock: WriteLock, pragmas: &str) -> rusqlite::Result<Db> {
         conn.execute_batch(pragmas)?;
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
         Ok(Db {
+            stmts: StmtCache::new(STATEMENT_CACHE_CAPACITY),
             conn,
             hold: LockHold::new(lock),
             group: Group::default(),
@@ -112,10 +105,15 @@ impl Db {
         F: FnMut(&[&str], &Row<'_>) -> Result<(), DbError>,
     {
         check_origin(sql, origin)?;
-        let Db { conn, hold, group } = self;
-        match prepare(conn, sql)? {
-            Prepared::One(mut stmt) => run(conn, hold, group, &mut stmt, params, |s| {
-                query_rows(s, &mut each_row)
+        let Db {
+            stmts,
+            conn,
+            hold,
+            group,
+        } = self;
+        match prepare(stmts, conn, sql)? {
+            Prepared::One(stmt) => run(conn, hold, group, stmt, params, |r| {
+                query_rows(r, &mut each_row)
             }),
             Prepared::Blank => check_no_params(params),
             Prepared::Several => Err(DbError::Sql(SEVERAL_IN_QUERY.to_owned())),
@@ -128,13 +126,17 @@ impl Db {
     /// is empty, returning the rows changed by all of them together.
     pub fn exec(&mut self, sql: &str, params: &[Value], origin: Origin) -> Result<u64, DbError> {
         check_origin(sql, origin)?;
-        let Db { conn, hold, group } = self;
+        let Db {
+            stmts,
+            conn,
+            hold,
+            group,
+        } = self;
         let before = conn.total_changes();
-        match prepare(conn, sql)? {
-            Prepared::One(mut stmt) => {
-                run(conn, hold, group, &mut stmt, params, |s| {
-                    let mut rows = s.raw_query();
-                    while rows.next()?.is_some() {}
+        match prepare(stmts, conn, sql)? {
+            Prepared::One(stmt) => {
+                run(conn, hold, group, stmt, params, |r| {
+                    while r.step()? {}
                     Ok(())
                 })?;
                 // changes() is stale after DDL/SELECT; total_changes() tells whether this
@@ -194,18 +196,16 @@ fn check_no_params(params: &[Value]) -> Result<(), DbError> {
     }
 }
 
-fn prepare<'c>(conn: &'c Connection, sql: &str) -> Result<Prepared<'c>, DbError> {
-    match conn.prepare_cached(sql) {
-        // Empty SQL prepares to a null statement, which must not be stepped.
-        Ok(stmt) if stmt.column_count() == 0 && stmt.readonly() && sql_text::is_blank(sql) => {
-            Ok(Prepared::Blank)
-        }
-        Ok(stmt) => Ok(Prepared::One(stmt)),
-        Err(rusqlite::Error::MultipleStatement) => Ok(Prepared::Several),
-        // rusqlite prepares the tail to see whether it is empty, so a later statement that
+fn prepare<'c>(
+    stmts: &'c mut StmtCache,
+    conn: &Connection,
+    sql: &str,
+) -> Result<Prepared<&'c Stmt>, DbError> {
+    match stmts.prepare(conn, sql) {
+        // The tail is prepared to see whether it is empty, so a later statement that
         // needs an earlier one (CREATE TABLE t; INSERT INTO t ...) fails here instead.
         Err(_) if sql_text::has_several_statements(sql) => Ok(Prepared::Several),
-        Err(e) => Err(e.into()),
+        other => other,
     }
 }
 
@@ -215,11 +215,15 @@ pub(crate) fn run<T>(
     conn: &Connection,
     hold: &mut LockHold,
     group: &mut Group,
-    stmt: &mut Statement<'_>,
+    stmt: &Stmt,
     params: &[Value],
-    body: impl FnOnce(&mut Statement<'_>) -> Result<T, DbError>,
+    body: impl FnOnce(&Running<'_>) -> Result<T, DbError>,
 ) -> Result<T, DbError> {
-    bind(stmt, params)?;
+    let want = stmt.parameter_count();
+    if params.len() > want {
+        return Err(DbError::Params(too_many_params(want, params.len())));
+    }
+    let running = stmt.start(params)?;
     // Read-only statements without result columns are BEGIN/SAVEPOINT/COMMIT and friends:
     // an app's own BEGIN holds the lock from the start, so its first write can't hit BUSY.
     let controls_tx = stmt.readonly() && stmt.column_count() == 0;
@@ -228,42 +232,30 @@ pub(crate) fn run<T>(
     if writes || controls_tx {
         hold.acquire();
     }
-    let result = body(stmt); // the statement is reset when `body` returns
+    let result = body(&running);
+    drop(running); // reset before the group may commit
     group.after(conn, hold);
     result
 }
 
-fn bind(stmt: &mut Statement<'_>, params: &[Value]) -> Result<(), DbError> {
-    let want = stmt.parameter_count();
-    if params.len() > want {
-        return Err(DbError::Params(too_many_params(want, params.len())));
-    }
-    for (i, value) in params.iter().enumerate() {
-        stmt.raw_bind_parameter(i + 1, value)?;
-    }
-    Ok(())
-}
-
 /// Steps `stmt`, passing each row with the column names (read once, after the first step,
 /// when SQLite has re-prepared the statement for any schema change).
-fn query_rows<F>(stmt: &mut Statement<'_>, each_row: &mut F) -> Result<(), DbError>
+fn query_rows<F>(running: &Running<'_>, each_row: &mut F) -> Result<(), DbError>
 where
     F: FnMut(&[&str], &Row<'_>) -> Result<(), DbError>,
 {
-    let mut rows = stmt.raw_query();
-    let Some(first) = rows.next()? else {
+    if !running.step()? {
         return Ok(());
-    };
-    let owned = {
-        let s: &Statement<'_> = first.as_ref();
-        (0..s.column_count())
-            .map(|i| s.column_name(i).map(str::to_owned))
-            .collect::<Result<Vec<String>, _>>()?
-    };
-    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
-    each_row(&names, &Row::new(first, names.len()))?;
-    while let Some(row) = rows.next()? {
-        each_row(&names, &Row::new(row, names.len()))?;
     }
-    Ok(())
+    let stmt = running.stmt();
+    let names = (0..stmt.column_count())
+        .map(|i| stmt.column_name(i))
+        .collect::<Result<Vec<&str>, _>>()?;
+    let row = Row::new(running, names.len());
+    loop {
+        each_row(&names, &row)?;
+        if !running.step()? {
+            return Ok(());
+        }
+    }
 }

@@ -6,8 +6,9 @@
 use crate::conn::{run, Db};
 use crate::error::DbError;
 use crate::sql_text;
-use crate::value::{Value, ValueRef};
-use rusqlite::{Connection, Statement};
+use crate::stmt::{Prepared, Stmt};
+use crate::value::Value;
+use rusqlite::Connection;
 
 /// One table of [`Db::schema`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,22 +75,18 @@ impl Db {
     /// Runs one statement and returns all its rows. A statement that may
     /// write takes the write lock as [`Db::exec`] does.
     pub fn query_all(&mut self, sql: &str) -> Result<ResultSet, DbError> {
-        let Db { conn, hold, group } = self;
-        let mut stmt = prepare_one(conn, sql)?;
-        let columns: Vec<String> = stmt.column_names().map(String::from).collect();
+        let Db {
+            conn, hold, group, ..
+        } = self;
+        let stmt = prepare_one(conn, sql)?;
+        let columns = (0..stmt.column_count())
+            .map(|i| stmt.column_name(i).map(String::from))
+            .collect::<Result<Vec<String>, _>>()?;
         let width = columns.len();
-        let rows = run(conn, hold, group, &mut stmt, &[], |s| {
+        let rows = run(conn, hold, group, &stmt, &[], |r| {
             let mut out = Vec::new();
-            let mut rows = s.raw_query();
-            while let Some(row) = rows.next()? {
-                out.push(
-                    (0..width)
-                        .map(|i| {
-                            row.get_ref(i)
-                                .map_or(Value::Null, |v| ValueRef::from(v).into())
-                        })
-                        .collect(),
-                );
+            while r.step()? {
+                out.push((0..width).map(|i| r.value(i, width).into()).collect());
             }
             Ok(out)
         })?;
@@ -97,16 +94,14 @@ impl Db {
     }
 }
 
-fn prepare_one<'c>(conn: &'c Connection, sql: &str) -> Result<Statement<'c>, DbError> {
-    if sql_text::is_blank(sql) {
-        return Err(DbError::Sql(BLANK.to_owned()));
-    }
-    match conn.prepare(sql) {
-        Ok(stmt) => Ok(stmt),
-        Err(rusqlite::Error::MultipleStatement) => Err(DbError::Sql(SEVERAL.to_owned())),
-        // rusqlite prepares the tail too, so `SELECT 1; bogus` fails on the tail.
+fn prepare_one(conn: &Connection, sql: &str) -> Result<Stmt, DbError> {
+    match Stmt::prepare(conn, sql, false) {
+        Ok(Prepared::One(stmt)) => Ok(stmt),
+        Ok(Prepared::Blank) => Err(DbError::Sql(BLANK.to_owned())),
+        Ok(Prepared::Several) => Err(DbError::Sql(SEVERAL.to_owned())),
+        // The tail is prepared too, so `SELECT 1; bogus` fails on the tail.
         Err(_) if sql_text::has_several_statements(sql) => Err(DbError::Sql(SEVERAL.to_owned())),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(e),
     }
 }
 

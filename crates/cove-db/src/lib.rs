@@ -9,6 +9,7 @@ mod inspect;
 mod lock;
 mod migrate;
 mod sql_text;
+mod stmt;
 mod value;
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Values passed to and read from SQLite, and the row view handed to query callbacks.
 
-use rusqlite::types::{ToSql, ToSqlOutput, ValueRef as SqlRef};
+use crate::stmt::Running;
 
 /// An owned SQL value bound as a parameter; `Text` is raw bytes (Lua strings may be non-UTF-8).
 #[derive(Clone, Debug, PartialEq)]
@@ -44,39 +44,15 @@ impl From<ValueRef<'_>> for Value {
     }
 }
 
-impl ToSql for Value {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::Borrowed(match self {
-            Value::Null => SqlRef::Null,
-            Value::Integer(i) => SqlRef::Integer(*i),
-            Value::Real(f) => SqlRef::Real(*f),
-            Value::Text(t) => SqlRef::Text(t),
-            Value::Blob(b) => SqlRef::Blob(b),
-        }))
-    }
-}
-
-impl<'a> From<SqlRef<'a>> for ValueRef<'a> {
-    fn from(v: SqlRef<'a>) -> ValueRef<'a> {
-        match v {
-            SqlRef::Null => ValueRef::Null,
-            SqlRef::Integer(i) => ValueRef::Integer(i),
-            SqlRef::Real(f) => ValueRef::Real(f),
-            SqlRef::Text(t) => ValueRef::Text(t),
-            SqlRef::Blob(b) => ValueRef::Blob(b),
-        }
-    }
-}
-
 /// One result row, valid only inside the query callback.
 pub struct Row<'a> {
-    inner: &'a rusqlite::Row<'a>,
+    running: &'a Running<'a>,
     len: usize,
 }
 
 impl<'a> Row<'a> {
-    pub(crate) fn new(inner: &'a rusqlite::Row<'a>, len: usize) -> Row<'a> {
-        Row { inner, len }
+    pub(crate) fn new(running: &'a Running<'a>, len: usize) -> Row<'a> {
+        Row { running, len }
     }
 
     /// Number of columns in the row.
@@ -91,6 +67,6 @@ impl<'a> Row<'a> {
 
     /// Value of column `i` (0-based); `Null` when `i` is out of range.
     pub fn get(&self, i: usize) -> ValueRef<'_> {
-        self.inner.get_ref(i).map_or(ValueRef::Null, ValueRef::from)
+        self.running.value(i, self.len)
     }
 }

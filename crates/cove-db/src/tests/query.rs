@@ -55,6 +55,25 @@ fn missing_params_bind_null() {
 }
 
 #[test]
+fn a_cached_statement_keeps_no_parameter_from_its_last_run() {
+    // Parameters are bound without a copy: a binding left behind would point
+    // into the previous call's freed values.
+    let mut f = fixture();
+    let sql = "SELECT ?1, ?2";
+    let first = [text("first"), Value::Blob(vec![7; 64])];
+    assert_eq!(rows(&mut f.db, sql, &first), vec![first.to_vec()]);
+    drop(first);
+    assert_eq!(
+        rows(&mut f.db, sql, &[Value::Integer(2)]),
+        vec![vec![Value::Integer(2), Value::Null]]
+    );
+    assert_eq!(
+        rows(&mut f.db, sql, &[]),
+        vec![vec![Value::Null, Value::Null]]
+    );
+}
+
+#[test]
 fn too_many_params_is_an_error_naming_the_counts() {
     let mut f = fixture();
     let err = f.db.query(
