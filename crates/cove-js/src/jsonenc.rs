@@ -288,7 +288,8 @@ impl Encoder<'_, '_> {
             if !entry.is_enumerable {
                 continue;
             }
-            if !self.member(raw, entry.atom, &mut first, |e| e.key(entry.atom))? {
+            let read = |e: &Self| e.get(raw, entry.atom);
+            if !self.member(&mut first, |e| e.key(entry.atom), read)? {
                 return Ok(Step::Unsupported);
             }
         }
@@ -310,15 +311,26 @@ impl Encoder<'_, '_> {
     /// An object whose shape is a kept key list's (shapes.rs): the same
     /// own properties, all enumerable plain values, none named `toJSON`,
     /// so no listing is needed and the names are written from the cache.
+    /// Each value is read from its slot (layout.rs) when the layout is known.
     fn known_members(&mut self, raw: qjs::JSValue, known: &[Member]) -> rquickjs::Result<Step> {
         self.out.push(b'{');
         let mut first = true;
-        for m in known {
+        for (i, m) in known.iter().enumerate() {
             let cached = |e: &mut Self| {
                 append(e.out, &m.json);
                 Ok(true)
             };
-            if !self.member(raw, m.atom, &mut first, cached)? {
+            // SAFETY: a kept shape's entries are plain data properties, in
+            // `known`'s order. The value is dup'd: encoding it may call a
+            // getter further down, which could replace it in `raw`.
+            let read = |e: &Self| match unsafe { crate::layout::slot(raw, i) } {
+                Some(v) => Ok(Owned {
+                    raw: e.raw,
+                    v: unsafe { crate::layout::dup(e.raw, v) },
+                }),
+                None => e.get(raw, m.atom),
+            };
+            if !self.member(&mut first, cached, read)? {
                 return Ok(Step::Unsupported);
             }
         }
@@ -326,15 +338,20 @@ impl Encoder<'_, '_> {
         Ok(Step::Written)
     }
 
-    /// Write member `atom` of `obj`: a comma unless `first`, the name (by
-    /// `key`), `:` and the value; nothing if the value is skipped. False if
-    /// the name or the value is not ours to write.
+    /// Property `atom` of `obj`, owned.
+    fn get(&self, obj: qjs::JSValue, atom: qjs::JSAtom) -> rquickjs::Result<Owned> {
+        // SAFETY: a property read on a live object; the result is owned.
+        self.owned(unsafe { qjs::JS_GetProperty(self.raw, obj, atom) })
+    }
+
+    /// Write a member: a comma unless `first`, the name (by `key`), `:` and
+    /// the value (by `read`); nothing if the value is skipped. False if the
+    /// name or the value is not ours to write.
     fn member(
         &mut self,
-        obj: qjs::JSValue,
-        atom: qjs::JSAtom,
         first: &mut bool,
         key: impl FnOnce(&mut Self) -> rquickjs::Result<bool>,
+        read: impl FnOnce(&Self) -> rquickjs::Result<Owned>,
     ) -> rquickjs::Result<bool> {
         let mark = self.out.len();
         if !*first {
@@ -343,8 +360,7 @@ impl Encoder<'_, '_> {
         if !key(self)? {
             return Ok(false);
         }
-        // SAFETY: a property read on a live object; the result is owned.
-        let item = self.owned(unsafe { qjs::JS_GetProperty(self.raw, obj, atom) })?;
+        let item = read(self)?;
         self.out.push(b':');
         match self.value(item.v)? {
             Step::Written => *first = false,
@@ -479,6 +495,26 @@ mod tests {
                 for src in cases {
                     assert_stringify(ctx, src);
                 }
+            }
+        });
+    }
+
+    /// A getter inside a member replaces that member (its last other
+    /// reference) and the next one while the member is being written: the
+    /// member read from its slot must stay alive until it is written.
+    #[test]
+    fn a_member_replaced_while_it_is_written_stays_alive() {
+        let src = "(() => { const o = {a: 1, u: 2, f: 3, z: 4}; \
+            o.u = {get g() { o.u = null; o.f = 'x'.repeat(3); return {n: [1, 'two']}; }}; \
+            return o; })()";
+        with_ctx(|ctx| {
+            crate::layout::probe(ctx.as_raw().as_ptr());
+            crate::shapes::init(ctx, &[]).unwrap();
+            for round in 0..3 {
+                let v: Value = ctx.eval(src).unwrap();
+                let got = ours(ctx, &v);
+                let want = r#"{"a":1,"u":{"g":{"n":[1,"two"]}},"f":"xxx","z":4}"#;
+                assert_eq!(got.as_deref(), Some(want), "round {round}");
             }
         });
     }

@@ -12,6 +12,12 @@
 //! same order) sits 24 bytes into the object; [`shape_of`] reads it so the
 //! JSON encoder can recognise an object whose keys it already knows.
 //!
+//! Property slots. The object's `JSProperty` array follows the shape
+//! pointer (32 bytes in), one 16-byte slot per entry of the shape, a plain
+//! data property's slot holding its `JSValue`. For an object of a kept shape
+//! (shapes.rs: plain data properties, in a known order) [`slot`] reads a
+//! member where `JS_GetProperty` would look its name up in the shape again.
+//!
 //! Reference counts. The QuickJS that rquickjs bundles keeps a counted
 //! value's reference count in its allocator's block header, the `i32` just
 //! before what the value points to, but exports only
@@ -37,6 +43,7 @@ use rquickjs::qjs;
 static COUNT_KNOWN: AtomicBool = AtomicBool::new(false);
 static STRING_KNOWN: AtomicBool = AtomicBool::new(false);
 static SHAPE_KNOWN: AtomicBool = AtomicBool::new(false);
+static SLOTS_KNOWN: AtomicBool = AtomicBool::new(false);
 static PROBED: Once = Once::new();
 
 /// Check the layout once per process with a fresh string and object.
@@ -53,11 +60,12 @@ pub(crate) fn probe(raw: *mut qjs::JSContext) {
             for v in [s, wide, o] {
                 qjs::JS_FreeValue(raw, v);
             }
-            (counts, strings, shapes_read(raw))
+            (counts, strings, shapes_read(raw), slots_read(raw))
         };
         COUNT_KNOWN.store(ok.0, Ordering::Relaxed);
         STRING_KNOWN.store(ok.1, Ordering::Relaxed);
         SHAPE_KNOWN.store(ok.2, Ordering::Relaxed);
+        SLOTS_KNOWN.store(ok.2 && ok.3, Ordering::Relaxed);
     });
 }
 
@@ -136,6 +144,53 @@ unsafe fn shapes_read(raw: *mut qjs::JSContext) -> bool {
         qjs::JS_FreeValue(raw, o);
     }
     ok
+}
+
+/// Whether [`slot_at`] reads back the values of `{a: 7, b: "cove probe"}`.
+unsafe fn slots_read(raw: *mut qjs::JSContext) -> bool {
+    let obj = qjs::JS_NewObject(raw);
+    if qjs::JS_VALUE_GET_TAG(obj) != qjs::JS_TAG_OBJECT {
+        return false;
+    }
+    let s = qjs::JS_NewStringLen(raw, PROBE.as_ptr().cast(), PROBE.len() as _);
+    let flags = qjs::JS_PROP_C_W_E as i32;
+    for (name, v) in [
+        (c"a", qjs::JS_MKVAL(qjs::JS_TAG_INT, 7)),
+        (c"b", dup(raw, s)),
+    ] {
+        let atom = qjs::JS_NewAtom(raw, name.as_ptr());
+        qjs::JS_DefinePropertyValue(raw, obj, atom, v, flags);
+        qjs::JS_FreeAtom(raw, atom);
+    }
+    let (a, b) = (slot_at(obj, 0), slot_at(obj, 1));
+    let ok = qjs::JS_VALUE_GET_TAG(a) == qjs::JS_TAG_INT
+        && qjs::JS_VALUE_GET_INT(a) == 7
+        && qjs::JS_VALUE_GET_TAG(b) == qjs::JS_TAG_STRING
+        && qjs::JS_VALUE_GET_PTR(b) == qjs::JS_VALUE_GET_PTR(s);
+    qjs::JS_FreeValue(raw, s);
+    qjs::JS_FreeValue(raw, obj);
+    ok
+}
+
+/// Slot `i` of an object's property array, as a value (not owned).
+#[inline]
+unsafe fn slot_at(obj: qjs::JSValue, i: usize) -> qjs::JSValue {
+    let props = *qjs::JS_VALUE_GET_PTR(obj)
+        .cast::<u8>()
+        .add(32)
+        .cast::<*const qjs::JSValue>();
+    *props.add(i)
+}
+
+/// Property `i` of an object of a kept shape (shapes.rs), not owned: the
+/// caller dups it before anything can run that might replace it; `None` if
+/// the layout is unknown.
+///
+/// # Safety
+/// `obj` is a live object whose shape's entry `i` is a plain data property.
+#[inline]
+pub(crate) unsafe fn slot(obj: qjs::JSValue, i: usize) -> Option<qjs::JSValue> {
+    SLOTS_KNOWN.load(Ordering::Relaxed).then(|| slot_at(obj, i))
 }
 
 /// The pointer-sized word where a `JSObject` keeps its shape.
@@ -239,6 +294,7 @@ mod tests {
             assert!(COUNT_KNOWN.load(Ordering::Relaxed));
             assert!(STRING_KNOWN.load(Ordering::Relaxed));
             assert!(SHAPE_KNOWN.load(Ordering::Relaxed));
+            assert!(SLOTS_KNOWN.load(Ordering::Relaxed));
             // SAFETY: a string made, shared, and released to its last reference.
             unsafe {
                 let raw = ctx.as_raw().as_ptr();
