@@ -182,6 +182,7 @@ impl JsEngine {
         let loaded = context.with(|ctx| {
             let (dispatch, req_proto) =
                 install(&ctx, &host, shared).map_err(|e| describe(&ctx, e, &budget))?;
+            crate::shapes::keep_empty(&ctx, &req_proto);
             budget.reset();
             let entry = run_entry(&ctx, &display, source, &budget);
             let saved = (
@@ -253,7 +254,9 @@ impl JsEngine {
             let req = Object::new_proto(ctx.clone(), Some(&proto)).map_err(fail)?;
             st.req_id = identity(&req);
             set_req_id(st.req_id);
-            req.into_value()
+            let req = req.into_value();
+            crate::request::define_eager(ctx, &req).map_err(fail)?;
+            req
         };
         let ret: Value = dispatch.call((handler, req, body_read)).map_err(fail)?;
         drain_jobs(ctx);

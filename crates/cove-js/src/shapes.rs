@@ -53,10 +53,11 @@ type AtomMap<V> = HashMap<Vec<qjs::JSAtom>, V, BuildHasherDefault<AtomHasher>>;
 
 pub(crate) struct Keepers {
     rt: *mut qjs::JSRuntime,
-    /// A plain `{}`: while it lives, every new plain object finds its
-    /// empty shape cached instead of making one and freeing it again at its
-    /// first property (~250 instructions per object).
-    empty: qjs::JSValue,
+    /// Empty objects: a plain `{}`, and an empty `req` (see
+    /// [`keep_empty`]). While one lives, every new object of its prototype
+    /// finds its empty shape cached instead of making one and freeing it
+    /// again at its first property (~250 instructions per object).
+    empty: RefCell<Vec<qjs::JSValue>>,
     /// Key list (atoms, each held by us) → the objects for its prefixes.
     lists: RefCell<AtomMap<Vec<qjs::JSValue>>>,
     /// The atoms of `req`'s field names (request.rs `FIELDS` order).
@@ -65,7 +66,14 @@ pub(crate) struct Keepers {
     keys: RefCell<HashMap<qjs::JSAtom, Box<[u8]>, BuildHasherDefault<AtomHasher>>>,
     /// Shape address of a kept full key list's object → its members.
     known: RefCell<HashMap<usize, Rc<[Member]>, BuildHasherDefault<AtomHasher>>>,
+    /// Param name lists seen (a route's, e.g. `["id"]`) → their atoms, held
+    /// by us and kept (`lists`): a route's `params` then need no atom
+    /// lookup and no `keep` per request.
+    params: RefCell<Vec<ParamList>>,
 }
+
+/// A list of param names and their atoms.
+type ParamList = (Box<[Box<str>]>, Box<[qjs::JSAtom]>);
 
 /// A property of a known shape: its atom (held by `Keepers::lists`) and
 /// its name as a JSON string.
@@ -83,8 +91,10 @@ impl Drop for Keepers {
     fn drop(&mut self) {
         // Runs when rquickjs clears the runtime's userdata, before
         // JS_FreeRuntime: the runtime is still valid.
-        // SAFETY: we own one reference to the empty object.
-        unsafe { qjs::JS_FreeValueRT(self.rt, self.empty) };
+        for obj in self.empty.get_mut().drain(..) {
+            // SAFETY: we own one reference to each empty object.
+            unsafe { qjs::JS_FreeValueRT(self.rt, obj) };
+        }
         for (atoms, objects) in self.lists.get_mut().drain() {
             // SAFETY: we own one reference to each object and atom.
             unsafe {
@@ -96,10 +106,12 @@ impl Drop for Keepers {
                 }
             }
         }
+        let params = self.params.get_mut().drain(..).flat_map(|(_, a)| a);
         for atom in self
             .fields
             .drain(..)
             .chain(self.keys.get_mut().drain().map(|(a, _)| a))
+            .chain(params)
         {
             // SAFETY: we own one reference to each cached key atom.
             unsafe { qjs::JS_FreeAtomRT(self.rt, atom) };
@@ -110,6 +122,26 @@ impl Drop for Keepers {
 fn new_atom(raw: *mut qjs::JSContext, name: &str) -> qjs::JSAtom {
     // SAFETY: creates (or finds) an atom; the caller owns the reference.
     unsafe { qjs::JS_NewAtomLen(raw, name.as_ptr().cast(), name.len() as _) }
+}
+
+/// Keep an empty object of prototype `proto` for the life of the runtime
+/// (the engine does for `Req.prototype`: a `req` that gains `params` or
+/// `body` would otherwise leave no empty one behind).
+pub(crate) fn keep_empty(ctx: &Ctx<'_>, proto: &rquickjs::Object<'_>) {
+    let Some(keepers) = ctx.userdata::<Keepers>() else {
+        return;
+    };
+    // SAFETY: a new object; the keepers own the reference.
+    let obj = unsafe { qjs::JS_NewObjectProto(ctx.as_raw().as_ptr(), proto.as_raw()) };
+    // SAFETY: reading the tag of a value just returned.
+    if unsafe { qjs::JS_VALUE_GET_TAG(obj) } == qjs::JS_TAG_OBJECT {
+        if let Ok(mut empty) = keepers.empty.try_borrow_mut() {
+            empty.push(obj);
+            return;
+        }
+    }
+    // SAFETY: our reference to an object we could not keep.
+    unsafe { qjs::JS_FreeValue(ctx.as_raw().as_ptr(), obj) };
 }
 
 /// Start keeping shapes in `ctx`'s runtime; `fields` are the names of the
@@ -123,11 +155,12 @@ pub(crate) fn init(ctx: &Ctx<'_>, fields: &[&str]) -> rquickjs::Result<()> {
     let empty = unsafe { qjs::JS_NewObject(raw) };
     ctx.store_userdata(Keepers {
         rt,
-        empty,
+        empty: RefCell::new(vec![empty]),
         fields: fields.iter().map(|f| new_atom(raw, f)).collect(),
         lists: RefCell::new(AtomMap::default()),
         keys: RefCell::new(HashMap::default()),
         known: RefCell::new(HashMap::default()),
+        params: RefCell::new(Vec::new()),
     })
     .map_err(|_| rquickjs::Error::new_from_js("userdata", "shape keepers"))?;
     Ok(())
@@ -252,13 +285,13 @@ pub(crate) fn object_from_pairs<'js, K: AsRef<str>, V: AsRef<str>>(
     keep_shape: bool,
 ) -> rquickjs::Result<Value<'js>> {
     let raw = ctx.as_raw().as_ptr();
-    let atoms: Vec<qjs::JSAtom> = pairs
-        .iter()
-        .map(|(k, _)| new_atom(raw, k.as_ref()))
-        .collect();
-    if keep_shape {
-        keep(ctx, &atoms);
-    }
+    let atoms = match keep_shape {
+        true => param_atoms(ctx, pairs),
+        false => pairs
+            .iter()
+            .map(|(k, _)| new_atom(raw, k.as_ref()))
+            .collect(),
+    };
     // SAFETY: a new object we own (wrapped in a Value at once), and new
     // strings whose references JS_DefinePropertyValue takes over.
     let obj = unsafe { Value::from_raw(ctx.clone(), qjs::JS_NewObject(raw)) };
@@ -284,6 +317,49 @@ pub(crate) fn object_from_pairs<'js, K: AsRef<str>, V: AsRef<str>>(
         return Err(rquickjs::Error::Exception);
     }
     Ok(obj)
+}
+
+/// Param name lists remembered at most.
+const MAX_PARAM_LISTS: usize = 64;
+
+/// Atoms for the names of `pairs` (the caller owns a reference to each),
+/// their shapes kept: from the list of param names seen before when the
+/// names are there, else made, kept and remembered.
+fn param_atoms<K: AsRef<str>, V>(ctx: &Ctx<'_>, pairs: &[(K, V)]) -> Vec<qjs::JSAtom> {
+    let raw = ctx.as_raw().as_ptr();
+    let keepers = ctx.userdata::<Keepers>();
+    let mut lists = keepers
+        .as_ref()
+        .and_then(|k| k.params.try_borrow_mut().ok());
+    let same = |names: &[Box<str>]| {
+        names.len() == pairs.len()
+            && names
+                .iter()
+                .zip(pairs)
+                .all(|(n, (k, _))| **n == *k.as_ref())
+    };
+    if let Some((_, atoms)) = lists.as_ref().and_then(|l| l.iter().find(|(n, _)| same(n))) {
+        // SAFETY: the caller's references to atoms the list holds.
+        return atoms
+            .iter()
+            .map(|&a| unsafe { qjs::JS_DupAtom(raw, a) })
+            .collect();
+    }
+    let atoms: Vec<qjs::JSAtom> = pairs
+        .iter()
+        .map(|(k, _)| new_atom(raw, k.as_ref()))
+        .collect();
+    keep(ctx, &atoms);
+    if let Some(lists) = lists.as_mut().filter(|l| l.len() < MAX_PARAM_LISTS) {
+        let names = pairs.iter().map(|(k, _)| k.as_ref().into()).collect();
+        // SAFETY: the list's own reference to each atom.
+        let held = atoms
+            .iter()
+            .map(|&a| unsafe { qjs::JS_DupAtom(raw, a) })
+            .collect();
+        lists.push((names, held));
+    }
+    atoms
 }
 
 /// Make `value` the own, writable, enumerable property number `field` (of
