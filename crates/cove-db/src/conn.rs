@@ -105,16 +105,8 @@ impl Db {
         F: FnMut(&[&str], &Row<'_>) -> Result<(), DbError>,
     {
         check_origin(sql, origin)?;
-        let Db {
-            stmts,
-            conn,
-            hold,
-            group,
-        } = self;
-        match prepare(stmts, conn, sql)? {
-            Prepared::One(stmt) => run(conn, hold, group, stmt, params, |r| {
-                query_rows(r, &mut each_row)
-            }),
+        match self.run_one(sql, params, |r| query_rows(r, &mut each_row))? {
+            Prepared::One(()) => Ok(()),
             Prepared::Blank => check_no_params(params),
             Prepared::Several => Err(DbError::Sql(SEVERAL_IN_QUERY.to_owned())),
         }
@@ -126,27 +118,22 @@ impl Db {
     /// is empty, returning the rows changed by all of them together.
     pub fn exec(&mut self, sql: &str, params: &[Value], origin: Origin) -> Result<u64, DbError> {
         check_origin(sql, origin)?;
+        let before = self.conn.total_changes();
+        let ran = self.run_one(sql, params, |r| {
+            while r.step()? {}
+            Ok(())
+        })?;
         let Db {
-            stmts,
-            conn,
-            hold,
-            group,
+            conn, hold, group, ..
         } = self;
-        let before = conn.total_changes();
-        match prepare(stmts, conn, sql)? {
-            Prepared::One(stmt) => {
-                run(conn, hold, group, stmt, params, |r| {
-                    while r.step()? {}
-                    Ok(())
-                })?;
-                // changes() is stale after DDL/SELECT; total_changes() tells whether this
-                // statement changed anything. changes() then excludes rows changed by triggers.
-                Ok(if conn.total_changes() == before {
-                    0
-                } else {
-                    conn.changes()
-                })
-            }
+        match ran {
+            // changes() is stale after DDL/SELECT; total_changes() tells whether this
+            // statement changed anything. changes() then excludes rows changed by triggers.
+            Prepared::One(()) => Ok(if conn.total_changes() == before {
+                0
+            } else {
+                conn.changes()
+            }),
             Prepared::Blank => check_no_params(params).map(|()| 0),
             Prepared::Several if params.is_empty() => {
                 // They may control transactions: run them outside any group.
@@ -159,6 +146,27 @@ impl Db {
             }
             Prepared::Several => Err(DbError::Params(SEVERAL_WITH_PARAMS.to_owned())),
         }
+    }
+
+    /// Prepares `sql` through the statement cache and, if it is one statement, runs `body`
+    /// on it (see [`run`]); several statements and blank SQL are only reported.
+    fn run_one<T>(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        body: impl FnOnce(&Running<'_>) -> Result<T, DbError>,
+    ) -> Result<Prepared<T>, DbError> {
+        let Db {
+            stmts,
+            conn,
+            hold,
+            group,
+        } = self;
+        Ok(match prepare(stmts, conn, sql)? {
+            Prepared::One(stmt) => Prepared::One(run(conn, hold, group, stmt, params, body)?),
+            Prepared::Several => Prepared::Several,
+            Prepared::Blank => Prepared::Blank,
+        })
     }
 
     /// Rowid of the most recent successful INSERT on this connection.
