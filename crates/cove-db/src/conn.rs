@@ -209,6 +209,7 @@ fn prepare<'c>(
     conn: &Connection,
     sql: &str,
 ) -> Result<Prepared<&'c Stmt>, DbError> {
+    sql_text::refuse_nul(sql)?;
     match stmts.prepare(conn, sql) {
         // The tail is prepared to see whether it is empty, so a later statement that
         // needs an earlier one (CREATE TABLE t; INSERT INTO t ...) fails here instead.

@@ -95,6 +95,7 @@ impl Db {
 }
 
 fn prepare_one(conn: &Connection, sql: &str) -> Result<Stmt, DbError> {
+    sql_text::refuse_nul(sql)?;
     match Stmt::prepare(conn, sql, false) {
         Ok(Prepared::One(stmt)) => Ok(stmt),
         Ok(Prepared::Blank) => Err(DbError::Sql(BLANK.to_owned())),

@@ -1,4 +1,6 @@
-//! Small lexical checks on SQL text: reserved names, blank text, several statements.
+//! Small lexical checks on SQL text: reserved names, NUL bytes, blank text, several statements.
+
+use crate::error::DbError;
 
 /// The reserved table prefix, compared ASCII case-insensitively.
 const RESERVED: &[u8] = b"_hull_";
@@ -8,6 +10,15 @@ pub(crate) fn mentions_reserved(sql: &str) -> bool {
     sql.as_bytes()
         .windows(RESERVED.len())
         .any(|w| w.eq_ignore_ascii_case(RESERVED))
+}
+
+/// An error for SQL text with a NUL byte: SQLite would stop reading there and
+/// silently ignore the rest.
+pub(crate) fn refuse_nul(sql: &str) -> Result<(), DbError> {
+    if sql.contains('\0') {
+        return Err(DbError::Sql("the SQL contains a NUL byte".to_owned()));
+    }
+    Ok(())
 }
 
 /// True when `sql` holds nothing but whitespace, comments and `;`.

@@ -45,6 +45,7 @@ impl Stmt {
         sql: &str,
         persistent: bool,
     ) -> Result<Prepared<Stmt>, DbError> {
+        sql_text::refuse_nul(sql)?;
         // SAFETY: the handle is used only while `conn` is open; statements made from it are
         // dropped before `conn` (see `Stmt`).
         let db = unsafe { conn.handle() };

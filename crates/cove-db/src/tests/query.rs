@@ -74,6 +74,17 @@ fn a_cached_statement_keeps_no_parameter_from_its_last_run() {
 }
 
 #[test]
+fn sql_with_a_nul_byte_is_refused_not_cut_short() {
+    let mut f = fixture();
+    exec(&mut f.db, "CREATE TABLE t(x)");
+    for sql in ["SELECT 1\0; DROP TABLE t", "\0"] {
+        let err = f.db.exec(sql, &[], Origin::App).expect_err(sql);
+        assert_eq!(err.to_string(), "the SQL contains a NUL byte");
+    }
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 0);
+}
+
+#[test]
 fn too_many_params_is_an_error_naming_the_counts() {
     let mut f = fixture();
     let err = f.db.query(
