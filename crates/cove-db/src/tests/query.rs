@@ -74,6 +74,14 @@ fn a_cached_statement_keeps_no_parameter_from_its_last_run() {
 }
 
 #[test]
+fn empty_statements_before_one_are_skipped() {
+    let mut f = fixture();
+    for sql in ["; SELECT 1", " ;; SELECT 1 ;", "-- c\n; SELECT 1"] {
+        assert_eq!(int(&mut f.db, sql), 1, "{sql:?}");
+    }
+}
+
+#[test]
 fn sql_with_a_nul_byte_is_refused_not_cut_short() {
     let mut f = fixture();
     exec(&mut f.db, "CREATE TABLE t(x)");
