@@ -162,7 +162,7 @@ impl Db {
             hold,
             group,
         } = self;
-        Ok(match prepare(stmts, conn, sql)? {
+        Ok(match stmts.prepare(conn, sql)? {
             Prepared::One(stmt) => Prepared::One(run(conn, hold, group, stmt, params, body)?),
             Prepared::Several => Prepared::Several,
             Prepared::Blank => Prepared::Blank,
@@ -201,20 +201,6 @@ fn check_no_params(params: &[Value]) -> Result<(), DbError> {
         Ok(())
     } else {
         Err(DbError::Params(too_many_params(0, params.len())))
-    }
-}
-
-fn prepare<'c>(
-    stmts: &'c mut StmtCache,
-    conn: &Connection,
-    sql: &str,
-) -> Result<Prepared<&'c Stmt>, DbError> {
-    sql_text::refuse_nul(sql)?;
-    match stmts.prepare(conn, sql) {
-        // The tail is prepared to see whether it is empty, so a later statement that
-        // needs an earlier one (CREATE TABLE t; INSERT INTO t ...) fails here instead.
-        Err(_) if sql_text::has_several_statements(sql) => Ok(Prepared::Several),
-        other => other,
     }
 }
 

@@ -5,7 +5,6 @@
 
 use crate::conn::{run, Db};
 use crate::error::DbError;
-use crate::sql_text;
 use crate::stmt::{Prepared, Stmt};
 use crate::value::Value;
 use rusqlite::Connection;
@@ -95,14 +94,10 @@ impl Db {
 }
 
 fn prepare_one(conn: &Connection, sql: &str) -> Result<Stmt, DbError> {
-    sql_text::refuse_nul(sql)?;
-    match Stmt::prepare(conn, sql, false) {
-        Ok(Prepared::One(stmt)) => Ok(stmt),
-        Ok(Prepared::Blank) => Err(DbError::Sql(BLANK.to_owned())),
-        Ok(Prepared::Several) => Err(DbError::Sql(SEVERAL.to_owned())),
-        // The tail is prepared too, so `SELECT 1; bogus` fails on the tail.
-        Err(_) if sql_text::has_several_statements(sql) => Err(DbError::Sql(SEVERAL.to_owned())),
-        Err(e) => Err(e),
+    match Stmt::prepare(conn, sql, false)? {
+        Prepared::One(stmt) => Ok(stmt),
+        Prepared::Blank => Err(DbError::Sql(BLANK.to_owned())),
+        Prepared::Several => Err(DbError::Sql(SEVERAL.to_owned())),
     }
 }
 

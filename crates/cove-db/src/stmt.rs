@@ -39,7 +39,7 @@ pub(crate) enum Prepared<S> {
 
 impl Stmt {
     /// Prepares the first statement of `sql` and tells whether more follow, as rusqlite did:
-    /// a tail that prepares to a statement means several; one that fails to prepare is an error.
+    /// a tail that prepares to a statement means several. SQL with a NUL byte is refused.
     pub(crate) fn prepare(
         conn: &Connection,
         sql: &str,
@@ -49,14 +49,12 @@ impl Stmt {
         // SAFETY: the handle is used only while `conn` is open; statements made from it are
         // dropped before `conn` (see `Stmt`).
         let db = unsafe { conn.handle() };
-        let Some((stmt, rest)) = prepare_first(db, sql, persistent)? else {
-            return Ok(Prepared::Blank);
-        };
-        let rest = sql.get(rest..).unwrap_or_default();
-        if !sql_text::is_blank(rest) && prepare_first(db, rest, false)?.is_some() {
-            return Ok(Prepared::Several);
+        match prepare_one_of(db, sql, persistent) {
+            // The tail is prepared to see whether it is empty, so a later statement that
+            // needs an earlier one (CREATE TABLE t; INSERT INTO t ...) fails here instead.
+            Err(_) if sql_text::has_several_statements(sql) => Ok(Prepared::Several),
+            other => other,
         }
-        Ok(Prepared::One(stmt))
     }
 
     /// Whether the statement leaves the database unchanged (`sqlite3_stmt_readonly`).
@@ -199,6 +197,22 @@ impl Drop for Running<'_> {
             ffi::sqlite3_clear_bindings(s);
         }
     }
+}
+
+/// The first statement of `sql`, or whether there are several or none.
+fn prepare_one_of(
+    db: *mut ffi::sqlite3,
+    sql: &str,
+    persistent: bool,
+) -> Result<Prepared<Stmt>, DbError> {
+    let Some((stmt, rest)) = prepare_first(db, sql, persistent)? else {
+        return Ok(Prepared::Blank);
+    };
+    let rest = sql.get(rest..).unwrap_or_default();
+    if !sql_text::is_blank(rest) && prepare_first(db, rest, false)?.is_some() {
+        return Ok(Prepared::Several);
+    }
+    Ok(Prepared::One(stmt))
 }
 
 /// Bytes SQLite handed out; empty for a NULL pointer.
