@@ -112,6 +112,37 @@ mod tests {
         assert_eq!(enc(&lua, "'a\\nb'").unwrap(), r#""a\nb""#);
     }
 
+    /// Objects of scalars are read straight from their table (layout.rs):
+    /// the same bytes as the walk through the stack gives.
+    #[test]
+    fn objects_read_from_their_table_encode_like_hull() {
+        let lua = Lua::new();
+        crate::layout::probe(&lua).unwrap();
+        let long = "k".repeat(50);
+        lua.globals().set("long", long.as_str()).unwrap();
+        let src = r#"(function()
+          local t = { b = 1, a = -9223372036854775807 - 1, ["é"] = "ü\n\"", f = 0.1,
+                      g = 3.0, t = true, n = false, gone = 1, [long] = long .. "\0" }
+          t.gone = nil
+          return t
+        end)()"#;
+        let want = format!(
+            r#"{{"a":-9223372036854775808,"b":1,"f":0.1,"g":3,"{long}":"{long}\u0000","n":false,"t":true,"é":"ü\n\""}}"#
+        );
+        assert_eq!(enc(&lua, src).unwrap(), want);
+        assert_eq!(enc(&lua, "{ x = 1/0 }").unwrap_err(), JsonError::NotFinite);
+        let emptied = "(function() local t = { a = 1 } t.a = nil return t end)()";
+        assert_eq!(enc(&lua, emptied).unwrap(), "[]");
+        assert_eq!(
+            enc(&lua, "{ [true] = 1 }").unwrap_err(),
+            JsonError::MixedKeys
+        );
+        assert_eq!(
+            enc(&lua, "{ a = { b = 'c' } }").unwrap(),
+            r#"{"a":{"b":"c"}}"#
+        );
+    }
+
     #[test]
     fn rejects_what_json_cannot_hold() {
         let lua = Lua::new();

@@ -13,6 +13,7 @@ mod globals;
 mod http;
 mod json;
 mod kv;
+mod layout;
 mod native;
 mod request;
 mod require;

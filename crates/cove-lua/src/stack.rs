@@ -14,6 +14,8 @@ use mlua::{ffi, Lua, Value};
 
 use cove_caps::json::{write_float, write_int, write_string, JsonError};
 
+use crate::layout::{self, Scalar};
+
 /// Deepest table nesting `json.encode` accepts.
 const MAX_DEPTH: usize = 128;
 
@@ -72,6 +74,8 @@ struct Encoder {
     buf: Vec<u8>,
     /// Stack slots of the keys of the objects being encoded, innermost last.
     members: Vec<Member>,
+    /// The entries of an object read straight from its table (layout.rs).
+    scalars: Vec<layout::Member>,
 }
 
 /// A key on the Lua stack (its value sits in the slot above it).
@@ -135,6 +139,10 @@ impl Encoder {
         if len > 0 {
             return self.array(state, idx, len, depth);
         }
+        self.scalars.clear();
+        if layout::scalar_members(ffi::lua_topointer(state, idx), &mut self.scalars) {
+            return self.scalar_object();
+        }
         let base = ffi::lua_gettop(state);
         let first = self.members.len();
         let result = self.object(state, idx, depth, first);
@@ -187,6 +195,33 @@ impl Encoder {
             self.walk(state, m.slot + 1, depth)?;
         }
         self.buf.push(b'}');
+        Ok(())
+    }
+
+    /// Write the object [`layout::scalar_members`] read; its table is on the
+    /// stack, and nothing runs while it is written.
+    unsafe fn scalar_object(&mut self) -> Result<(), JsonError> {
+        let out = &mut self.buf;
+        if self.scalars.is_empty() {
+            out.extend_from_slice(b"[]");
+            return Ok(());
+        }
+        self.scalars.sort_unstable_by(|a, b| a.key().cmp(b.key()));
+        out.push(b'{');
+        for (i, m) in self.scalars.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_string(out, m.key());
+            out.push(b':');
+            match m.value {
+                Scalar::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+                Scalar::Int(n) => write_int(out, n),
+                Scalar::Float(f) => write_float(out, f)?,
+                Scalar::Str(p, n) => write_string(out, std::slice::from_raw_parts(p, n)),
+            }
+        }
+        out.push(b'}');
         Ok(())
     }
 

@@ -28,6 +28,7 @@ pub(crate) fn new_state(limits: &Limits) -> mlua::Result<(Lua, Rc<Budget>)> {
     string.raw_set("dump", Value::Nil)?;
     g.raw_set("print", lua.create_function(print)?)?;
 
+    crate::layout::probe(&lua)?;
     let budget = Rc::new(Budget::install(&lua, limits.max_instructions)?);
     Ok((lua, budget))
 }
