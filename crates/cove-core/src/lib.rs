@@ -12,6 +12,7 @@ mod pipeline;
 mod query;
 mod response;
 mod router;
+mod text;
 
 pub use append::append;
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
@@ -25,3 +26,4 @@ pub use pipeline::{
 pub use query::{parse_query, percent_decode};
 pub use response::{Response, ResponseError, DEFAULT_CSP};
 pub use router::{HandlerId, MiddlewarePattern, Phase, Plan, RouteError, RouteTable, Target};
+pub use text::utf8_lossy;

@@ -144,7 +144,7 @@ fn column(ctx: &Ctx<'_>, v: ValueRef<'_>) -> rquickjs::Result<qjs::JSValue> {
         },
         ValueRef::Real(f) => qjs::JS_NewFloat64(f),
         ValueRef::Text(t) => {
-            let text = String::from_utf8_lossy(t);
+            let text = cove_core::utf8_lossy(t);
             // SAFETY: a new string from valid UTF-8; we own the reference.
             unsafe {
                 let s = qjs::JS_NewStringLen(raw, text.as_ptr().cast(), text.len() as _);

@@ -32,7 +32,7 @@ fn field<'js>(ctx: &Ctx<'js>, req: &Request, name: &str) -> rquickjs::Result<Val
         "ctx" => Ok(Object::new(ctx.clone())?.into_value()),
         // JS strings hold text: the body is read as UTF-8 (as in Hull).
         _ => match &req.body {
-            Some(b) => text(&String::from_utf8_lossy(b)),
+            Some(b) => text(&cove_core::utf8_lossy(b)),
             None => Ok(Value::new_null(ctx.clone())),
         },
     }
