@@ -22,12 +22,12 @@ use crate::vm::unlimited;
 pub(crate) struct RawRef(c_int);
 
 impl RawRef {
-    pub(crate) fn new(lua: &Lua, f: &mlua::Function) -> mlua::Result<RawRef> {
+    pub(crate) fn new(lua: &Lua, f: &(impl mlua::IntoLua + Clone)) -> mlua::Result<RawRef> {
         let mut r = ffi::LUA_NOREF;
         // SAFETY: `luaL_ref` pops the value `exec_raw` pushed; it may raise
         // a memory error, inside `exec_raw`'s protected call.
         unsafe {
-            lua.exec_raw::<()>(f, |state| {
+            lua.exec_raw::<()>(f.clone(), |state| {
                 r = ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX);
             })?;
         }
@@ -49,12 +49,14 @@ pub(crate) struct Call<'a> {
     pub(crate) new: Option<NewReq<'a>>,
 }
 
-/// The arguments of a request's first call: what the dispatcher builds `req` from.
+/// What a request's first call builds its `req` table from.
 pub(crate) struct NewReq<'a> {
     pub(crate) method: &'a str,
     pub(crate) path: &'a str,
     pub(crate) body: Option<&'a [u8]>,
     pub(crate) params: &'a [(String, String)],
+    /// The prelude's metatable for req tables.
+    pub(crate) meta: RawRef,
 }
 
 /// A coroutine's thread, for [`dispatch_in`]; valid while its [`mlua::Thread`]
@@ -130,8 +132,8 @@ pub(crate) fn take_yielded(lua: &Lua, co: Coroutine) -> mlua::Result<(Value, Val
 }
 
 /// Run the prelude's dispatcher as the coroutine `co`:
-/// `dispatch(handler, req, keep)` for a request that already has its table,
-/// `dispatch(handler, nil, keep, method, path, body, params)` for a new one.
+/// `dispatch(handler, req, keep)`, with a new req table on a request's
+/// first call.
 /// `co` must be new or finished with an empty stack (as [`coroutine`]
 /// makes it and this function leaves it), so it is reused without
 /// `Thread::reset`. The strings and the params table are pushed straight
@@ -171,10 +173,11 @@ pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Res
             let to = if direct { thread } else { state };
             ffi::lua_checkstack(to, 6);
             ffi::lua_pushboolean(to, keep as c_int);
-            let mut nargs = 3;
+            let nargs = 3;
             if let Some(new) = &new {
-                push_new(to, new);
-                nargs = 7;
+                // In the place of the nil `req`.
+                push_req(to, new);
+                ffi::lua_replace(to, -3);
             }
             if !direct {
                 ffi::lua_xmove(state, thread, nargs + 1);
@@ -207,31 +210,37 @@ pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Res
     }
 }
 
-/// Push `method, path, body, params` (4 values). Raises only on a memory
+/// Push a new req table: `method`, `path`, and `body` and `params` when
+/// there are any, with the prelude's metatable (its lazy fields). Made here
+/// rather than by a table constructor in the prelude: nil fields cost
+/// nothing and `setmetatable` is not a Lua call. Raises only on a memory
 /// error; the caller has made room for 6 values.
-unsafe fn push_new(to: *mut ffi::lua_State, new: &NewReq<'_>) {
+unsafe fn push_req(to: *mut ffi::lua_State, new: &NewReq<'_>) {
+    let fields = 2 + new.body.is_some() as c_int + !new.params.is_empty() as c_int;
+    ffi::lua_createtable(to, 0, fields);
     ffi::lua_pushlstring(to, new.method.as_ptr().cast(), new.method.len());
+    ffi::lua_setfield(to, -2, c"method".as_ptr());
     ffi::lua_pushlstring(to, new.path.as_ptr().cast(), new.path.len());
-    match new.body {
-        Some(b) => {
-            ffi::lua_pushlstring(to, b.as_ptr().cast(), b.len());
-        }
-        None => ffi::lua_pushnil(to),
+    ffi::lua_setfield(to, -2, c"path".as_ptr());
+    if let Some(b) = new.body {
+        ffi::lua_pushlstring(to, b.as_ptr().cast(), b.len());
+        ffi::lua_setfield(to, -2, c"body".as_ptr());
     }
-    if new.params.is_empty() {
-        ffi::lua_pushnil(to);
-    } else {
+    if !new.params.is_empty() {
         ffi::lua_createtable(to, 0, new.params.len() as c_int);
         for (k, v) in new.params {
             ffi::lua_pushlstring(to, k.as_ptr().cast(), k.len());
             ffi::lua_pushlstring(to, v.as_ptr().cast(), v.len());
             ffi::lua_rawset(to, -3);
         }
+        ffi::lua_setfield(to, -2, c"params".as_ptr());
     }
+    ffi::lua_rawgeti(to, ffi::LUA_REGISTRYINDEX, new.meta.0.into());
+    ffi::lua_setmetatable(to, -2);
 }
 
 /// The short path of [`dispatch_in`]: a request's only call,
-/// `dispatch(handler, nil, false, method, path, body, params)`.
+/// `dispatch(handler, req, false)` with a new req table.
 fn dispatch_only(
     lua: &Lua,
     co: Coroutine,
@@ -249,16 +258,15 @@ fn dispatch_only(
         }
         ffi::lua_rawgeti(thread, ffi::LUA_REGISTRYINDEX, dispatch.0.into());
         ffi::lua_rawgeti(thread, ffi::LUA_REGISTRYINDEX, handler.0.into());
-        ffi::lua_pushnil(thread);
+        push_req(thread, new);
         ffi::lua_pushboolean(thread, 0);
-        push_new(thread, new);
         Ok(())
     })
     .inspect_err(|_| unsafe { ffi::lua_settop(thread, 0) })?;
     let mut nres: c_int = 0;
     // SAFETY: `lua_resume` runs the coroutine in its own protected call;
     // errors come back as a status. Only `flow` is read from the results.
-    let status = unsafe { ffi::lua_resume(thread, co.main, 7, &mut nres) };
+    let status = unsafe { ffi::lua_resume(thread, co.main, 3, &mut nres) };
     match status {
         ffi::LUA_OK => {
             // SAFETY: the results are all that is on the coroutine's stack.

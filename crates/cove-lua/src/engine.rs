@@ -30,13 +30,15 @@ pub type LuaApp = ScriptApp<LuaEngine>;
 pub struct LuaEngine {
     pub(crate) lua: Lua,
     handlers: Vec<Function>,
-    /// The prelude's dispatcher: builds `req` and calls a handler.
+    /// The prelude's dispatcher: calls a handler with `req` and `res`.
     dispatch: Function,
     /// Raw references to the dispatcher and the handlers (coroutine.rs).
     dispatch_ref: RawRef,
     handler_refs: Vec<RawRef>,
     /// The prelude's slot of the req table whose call is in progress.
     current: Table,
+    /// The metatable of req tables (lazy fields), by raw reference.
+    req_meta: RawRef,
     /// The app's Content-Security-Policy for `res:html`.
     csp: Rc<Csp>,
     pub(crate) budget: Rc<Budget>,
@@ -54,9 +56,9 @@ pub struct ReqState {
     suspended: Option<suspend::Suspended>,
 }
 
-/// Install the globals and run the prelude; returns its dispatcher and its
-/// current-request slot.
-fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table)> {
+/// Install the globals and run the prelude; returns its dispatcher, its
+/// current-request slot and the metatable of req tables.
+fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Table)> {
     globals::install_time(lua)?;
     globals::install_log(lua)?;
     crate::crypto::install(lua)?;
@@ -74,7 +76,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table)> {
     let prelude = lua
         .load(PRELUDE)
         .set_name("=[cove]")
-        .call::<(Function, Table)>(raw)?;
+        .call::<(Function, Table, Table)>(raw)?;
     // After the prelude: its own raw reads (of `req` tables, never query
     // results) keep Lua's functions.
     crate::rows::install(lua)?;
@@ -92,7 +94,8 @@ impl LuaEngine {
         lua.set_app_data(AppState::new(config.files.clone()));
         lua.set_app_data(shared.clone());
         let suspend = suspend::install(&lua).map_err(|e| describe(&e))?;
-        let (dispatch, current) = install(&lua, budget.clone()).map_err(|e| describe(&e))?;
+        let (dispatch, current, req_meta) =
+            install(&lua, budget.clone()).map_err(|e| describe(&e))?;
 
         let display = config.display_name();
         let source = config
@@ -122,6 +125,7 @@ impl LuaEngine {
             )?;
         let raw_ref = |f: &Function| RawRef::new(&lua, f).map_err(|e| describe(&e));
         let dispatch_ref = raw_ref(&dispatch)?;
+        let req_meta = RawRef::new(&lua, &req_meta).map_err(|e| describe(&e))?;
         let handler_refs = handlers.iter().map(raw_ref).collect::<Result<_, _>>()?;
         Ok(ScriptApp {
             routes,
@@ -132,6 +136,7 @@ impl LuaEngine {
                 dispatch_ref,
                 handler_refs,
                 current,
+                req_meta,
                 csp: Rc::new(csp),
                 budget,
                 suspend,
@@ -207,6 +212,7 @@ impl Engine for LuaEngine {
                 path: &ex.req.path,
                 body: ex.req.body.as_deref(),
                 params: &params,
+                meta: self.req_meta,
             });
             let call = Call {
                 dispatch: &self.dispatch,

@@ -95,16 +95,10 @@ local req_meta = {
   end,
 }
 
--- The engine calls this for every handler and middleware. The req table is
--- made on a request's first call and, when more calls follow (`keep`), handed
--- back so they reuse it.
-local function dispatch(handler, req, keep, method, path, body, params)
-  if req == nil then
-    req = setmetatable(
-      { method = method, path = path, body = body, params = params },
-      req_meta
-    )
-  end
+-- The engine calls this for every handler and middleware, with the req
+-- table it made on the request's first call (`req_meta` is its metatable);
+-- when more calls follow (`keep`), the table is handed back.
+local function dispatch(handler, req, keep)
   current[1] = req
   if keep then
     return handler(req, res), req
@@ -112,4 +106,4 @@ local function dispatch(handler, req, keep, method, path, body, params)
   return (handler(req, res))
 end
 
-return dispatch, current
+return dispatch, current, req_meta
