@@ -81,7 +81,7 @@ pub fn dispatch<E: Engine>(routes: &RouteTable, engine: &E, call: TestCall) -> T
         _ => Vec::new(),
     };
     let req = Request {
-        method,
+        method: method.into(),
         path,
         query,
         headers: cove_core::header_map(&call.headers),

@@ -11,7 +11,8 @@ use crate::{Plan, Response};
 /// The request as scripts see it (Hull §4.1).
 #[derive(Debug, Clone, Default)]
 pub struct Request {
-    pub method: String,
+    /// Borrowed for the standard methods (no allocation per request).
+    pub method: Cow<'static, str>,
     /// Path without the query, as sent (not percent-decoded).
     pub path: String,
     /// Raw query string after `?`, if any.

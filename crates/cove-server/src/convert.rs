@@ -2,7 +2,9 @@
 
 use hyper::header::{HeaderName, HeaderValue, CONNECTION, CONTENT_TYPE};
 use hyper::http::request::Parts;
-use hyper::{ext::ReasonPhrase, StatusCode};
+use hyper::{ext::ReasonPhrase, Method, StatusCode};
+
+use std::borrow::Cow;
 
 use cove_core::{Request, Response};
 
@@ -14,12 +16,29 @@ pub(crate) type HttpResponse = hyper::Response<Body>;
 /// the body is read later.
 pub(crate) fn request_head(parts: &mut Parts) -> Request {
     Request {
-        method: parts.method.as_str().to_string(),
+        method: method_name(&parts.method),
         path: parts.uri.path().to_string(),
         query: parts.uri.query().map(str::to_string),
         headers: std::mem::take(&mut parts.headers),
         body: None,
         params: Vec::new(),
+    }
+}
+
+/// The method's name, borrowed when it is one of the common ones.
+fn method_name(m: &Method) -> Cow<'static, str> {
+    const COMMON: [(Method, &str); 7] = [
+        (Method::GET, "GET"),
+        (Method::POST, "POST"),
+        (Method::PUT, "PUT"),
+        (Method::DELETE, "DELETE"),
+        (Method::PATCH, "PATCH"),
+        (Method::HEAD, "HEAD"),
+        (Method::OPTIONS, "OPTIONS"),
+    ];
+    match COMMON.iter().find(|(c, _)| c == m) {
+        Some((_, name)) => Cow::Borrowed(name),
+        None => Cow::Owned(m.as_str().to_string()),
     }
 }
 
