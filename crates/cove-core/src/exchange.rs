@@ -62,10 +62,7 @@ impl Request {
 
 /// A header value as text; bytes that are not UTF-8 become U+FFFD.
 fn text(v: &HeaderValue) -> Cow<'_, str> {
-    match v.to_str() {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(v.as_bytes()),
-    }
+    crate::utf8_lossy(v.as_bytes())
 }
 
 /// Request headers from name/value pairs (`cove test` requests, tests):
