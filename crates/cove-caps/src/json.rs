@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use cove_core::append;
+use cove_core::{append, Room};
 
 /// Values JSON cannot carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,9 +42,7 @@ pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
 /// written) if it is not.
 pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
     // Most strings are plain ASCII with nothing to escape: copy them whole.
-    if s.iter()
-        .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
-    {
+    if is_plain(s) {
         out.reserve(s.len() + 2);
         out.push(b'"');
         append(out, s);
@@ -56,6 +54,24 @@ pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
     }
     write_escaped(out, s);
     true
+}
+
+/// Whether `s` is ASCII with nothing JSON escapes.
+fn is_plain(s: &[u8]) -> bool {
+    s.iter()
+        .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
+}
+
+/// [`write_string`] through a [`Room`].
+pub fn put_string(room: &mut Room<'_>, s: &[u8]) {
+    if is_plain(s) {
+        room.reserve(s.len() + 2);
+        room.byte(b'"');
+        room.put(s);
+        room.byte(b'"');
+    } else {
+        room.with_vec(|out| write_string(out, s));
+    }
 }
 
 /// How each byte is written: 0 as it is, `u` as `\u00XX`, any other
@@ -117,18 +133,29 @@ pub fn write_int(out: &mut Vec<u8>, n: i64) {
     append(out, itoa::Buffer::new().format(n).as_bytes());
 }
 
+/// [`write_int`] through a [`Room`].
+#[inline]
+pub fn put_int(room: &mut Room<'_>, n: i64) {
+    room.put(itoa::Buffer::new().format(n).as_bytes());
+}
+
 /// Append a float: integral values below 2^53 print without a fraction
 /// (`3`), others in shortest round-trip form (`0.1`, `1e+300`).
 pub fn write_float(out: &mut Vec<u8>, f: f64) -> Result<(), JsonError> {
+    put_float(&mut Room::new(out, 24), f)
+}
+
+/// [`write_float`] through a [`Room`].
+pub fn put_float(room: &mut Room<'_>, f: f64) -> Result<(), JsonError> {
     if !f.is_finite() {
         return Err(JsonError::NotFinite);
     }
     if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
         // -0.0 lands here too and prints as 0, as in JavaScript.
-        write_int(out, f as i64);
+        put_int(room, f as i64);
         return Ok(());
     }
-    out.extend_from_slice(ryu::Buffer::new().format_finite(f).as_bytes());
+    room.put(ryu::Buffer::new().format_finite(f).as_bytes());
     Ok(())
 }
 

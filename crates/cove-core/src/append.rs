@@ -16,13 +16,25 @@ pub fn append(out: &mut Vec<u8>, s: &[u8]) {
     }
     out.reserve(16);
     let len = out.len();
-    // SAFETY: `reserve(16)` made room for 16 bytes past `len` (n ≤ 16);
-    // every read is inside `s` (the two reads of a pair overlap when n is
-    // below twice their size) and the bytes up to `len + n` are written
-    // before the length covers them.
+    // SAFETY: `reserve(16)` made room for 16 bytes past `len` (n ≤ 16), and
+    // the bytes up to `len + n` are written before the length covers them.
     unsafe {
-        let src = s.as_ptr();
-        let dst = out.as_mut_ptr().add(len);
+        copy_short(s.as_ptr(), out.as_mut_ptr().add(len), n);
+        out.set_len(len + n);
+    }
+}
+
+/// Copy `n` bytes, up to 16, from `src` to `dst` without a `memcpy` call.
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `n` bytes, `n <= 16`, and the
+/// two do not overlap.
+#[inline(always)]
+pub unsafe fn copy_short(src: *const u8, dst: *mut u8, n: usize) {
+    debug_assert!(n <= 16);
+    // Every read is inside `src`: the two reads of a pair overlap when n is
+    // below twice their size.
+    unsafe {
         if n >= 8 {
             let a = src.cast::<u64>().read_unaligned();
             let b = src.add(n - 8).cast::<u64>().read_unaligned();
@@ -38,13 +50,118 @@ pub fn append(out: &mut Vec<u8>, s: &[u8]) {
                 *dst.add(i) = *src.add(i);
             }
         }
-        out.set_len(len + n);
+    }
+}
+
+/// A writer into room reserved at the end of a `Vec<u8>`.
+///
+/// Its position and end stay in locals, where a `Vec`'s length and capacity
+/// are read back from memory after every call the compiler cannot see
+/// through. An encoder that reserves what a run of writes needs ahead of it
+/// (a row, an object) pays one comparison per write. A write past the room
+/// still works: it grows the vector. Dropping the writer sets the vector's
+/// length to what was written.
+pub struct Room<'a> {
+    out: &'a mut Vec<u8>,
+    at: *mut u8,
+    end: *mut u8,
+}
+
+impl<'a> Room<'a> {
+    /// A writer at the end of `out`, with room for `n` bytes.
+    pub fn new(out: &'a mut Vec<u8>, n: usize) -> Room<'a> {
+        let mut room = Room {
+            out,
+            at: std::ptr::null_mut(),
+            end: std::ptr::null_mut(),
+        };
+        room.renew(n);
+        room
+    }
+
+    /// Make room for `n` bytes from here.
+    #[inline(always)]
+    pub fn reserve(&mut self, n: usize) {
+        if self.left() < n {
+            self.grow(n);
+        }
+    }
+
+    /// Append one byte.
+    #[inline(always)]
+    pub fn byte(&mut self, b: u8) {
+        self.reserve(1);
+        // SAFETY: `reserve` left room for it.
+        unsafe {
+            self.at.write(b);
+            self.at = self.at.add(1);
+        }
+    }
+
+    /// Append `s`.
+    #[inline(always)]
+    pub fn put(&mut self, s: &[u8]) {
+        let n = s.len();
+        self.reserve(n);
+        // SAFETY: `reserve` left room for `n` bytes; `s` cannot overlap the
+        // room, which is past the vector's length.
+        unsafe {
+            if n <= 16 {
+                copy_short(s.as_ptr(), self.at, n);
+            } else {
+                std::ptr::copy_nonoverlapping(s.as_ptr(), self.at, n);
+            }
+            self.at = self.at.add(n);
+        }
+    }
+
+    /// Write through the vector itself (for the rare paths).
+    pub fn with_vec<R>(&mut self, write: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+        self.commit();
+        let r = write(self.out);
+        self.renew(0);
+        r
+    }
+
+    fn left(&self) -> usize {
+        self.end as usize - self.at as usize
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        self.commit();
+        self.renew(n);
+    }
+
+    fn renew(&mut self, n: usize) {
+        self.out.reserve(n);
+        let len = self.out.len();
+        let free = self.out.capacity() - len;
+        // SAFETY: both stay inside the allocation (or at its end).
+        unsafe {
+            self.at = self.out.as_mut_ptr().add(len);
+            self.end = self.at.add(free);
+        }
+    }
+
+    fn commit(&mut self) {
+        let len = self.at as usize - self.out.as_ptr() as usize;
+        // SAFETY: every byte up to `at` was written, and `at` is within the
+        // capacity `renew` saw (the vector did not change since).
+        unsafe { self.out.set_len(len) };
+    }
+}
+
+impl Drop for Room<'_> {
+    fn drop(&mut self) {
+        self.commit();
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::append;
+    use super::{append, Room};
 
     #[test]
     fn every_short_length_and_a_long_one() {
@@ -58,5 +175,28 @@ mod tests {
                 assert_eq!(out, want, "n = {n}, after {start} bytes");
             }
         }
+    }
+
+    #[test]
+    fn room_writes_past_what_was_reserved_and_through_the_vector() {
+        let mut out = b"ab".to_vec();
+        {
+            let mut room = Room::new(&mut out, 3);
+            room.byte(b'[');
+            room.put(b"0123456789abcdefXYZ");
+            room.with_vec(|v| v.extend_from_slice(b"--"));
+            for i in 0..100u8 {
+                room.byte(b'a' + i % 26);
+                room.put(&[b'0' + i % 10; 9]);
+            }
+            room.put(b"]");
+        }
+        let mut want = b"ab[0123456789abcdefXYZ--".to_vec();
+        for i in 0..100u8 {
+            want.push(b'a' + i % 26);
+            want.extend_from_slice(&[b'0' + i % 10; 9]);
+        }
+        want.push(b']');
+        assert_eq!(out, want);
     }
 }

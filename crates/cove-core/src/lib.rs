@@ -14,7 +14,7 @@ mod response;
 mod router;
 mod text;
 
-pub use append::append;
+pub use append::{append, Room};
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
 pub use job::{Job, JobOutput};

@@ -16,8 +16,8 @@ use std::ffi::{c_int, c_void};
 
 use mlua::{ffi, Lua, Value};
 
-use cove_caps::json::{write_float, write_int, write_string, JsonError};
-use cove_core::append;
+use cove_caps::json::{put_float, put_int, put_string, write_string, JsonError};
+use cove_core::Room;
 use cove_db::{DbError, Row, ValueRef};
 
 /// Results this long or longer stay packed; one row is built at once (it is
@@ -364,10 +364,10 @@ pub(crate) unsafe fn write_json(block: *const u8, out: &mut Vec<u8>) -> Result<(
     let p = Packed::from_block(block);
     let mut order: Vec<usize> = (0..p.cols).collect();
     order.sort_by(|&a, &b| p.text(p.names[a]).cmp(p.text(p.names[b])).then(a.cmp(&b)));
-    // Per distinct name: its columns (a run of `order`) and `,"name":`
-    // (the first member of a row skips the comma).
+    // One member per distinct name: its `,"name":` and its columns, a run of
+    // `order` (more than one only when names repeat).
     let mut keys = Vec::new();
-    let mut groups = Vec::new();
+    let mut members = Vec::new();
     let mut i = 0;
     while i < order.len() {
         let name = p.text(p.names[order[i]]);
@@ -379,56 +379,92 @@ pub(crate) unsafe fn write_json(block: *const u8, out: &mut Vec<u8>) -> Result<(
         keys.push(b',');
         write_string(&mut keys, name);
         keys.push(b':');
-        groups.push((i, j, from, keys.len()));
+        members.push(Member {
+            col: order[i],
+            cols: i..j,
+            key: from..keys.len(),
+        });
         i = j;
     }
-    // Roughly the size of the text: one growth of `out` instead of several.
-    out.reserve(p.bytes.len() + p.rows * (keys.len() + 12 * p.cols + 4) + 2);
-    out.push(b'[');
+    // A row with a value in every column and no repeated name, the usual
+    // kind, is written member after member; `{` replaces the first comma.
+    let simple = members.len() == p.cols;
+    // All of it, if no text needs escaping: then no write below grows `out`.
+    let per_row = keys.len() + 3;
+    let cells: usize = p.cells.iter().map(|&c| room_for(c)).sum();
+    let mut room = Room::new(out, 2 + p.rows * per_row + cells);
+    room.byte(b'[');
     for r in 0..p.rows {
-        if r > 0 {
-            out.push(b',');
-        }
         let row = p.row(r);
-        let start = out.len();
-        out.push(b'{');
-        let mut first = 1;
-        for &(from, to, k0, k1) in &groups {
-            let c = if to - from == 1 {
-                row[order[from]]
-            } else {
-                let mut last = order[from..to].iter().rev().map(|&c| row[c]);
-                match last.find(|c| c.kind != NULL) {
-                    Some(c) => c,
-                    None => continue,
+        if r > 0 {
+            room.byte(b',');
+        }
+        if simple && row.iter().all(|c| c.kind != NULL) {
+            for (k, m) in members.iter().enumerate() {
+                let key = &keys[m.key.clone()];
+                if k == 0 {
+                    room.byte(b'{');
+                    room.put(&key[1..]);
+                } else {
+                    room.put(key);
                 }
-            };
-            match c.kind {
-                NULL => continue,
-                INT => {
-                    append(out, &keys[k0 + first..k1]);
-                    write_int(out, c.bits as i64);
-                }
-                REAL => {
-                    append(out, &keys[k0 + first..k1]);
-                    write_float(out, f64::from_bits(c.bits))?;
-                }
-                _ => {
-                    append(out, &keys[k0 + first..k1]);
-                    write_string(out, p.text(c));
-                }
+                put_cell(&mut room, &p, row[m.col])?;
             }
-            first = 0;
+            room.byte(b'}');
+            continue;
         }
-        if first == 0 {
-            out.push(b'}');
-        } else {
-            out.truncate(start);
-            out.extend_from_slice(b"[]");
+        let mut first = true;
+        for m in &members {
+            // Equal names: the last non-NULL wins, as in the row table.
+            let mut last = order[m.cols.clone()].iter().rev().map(|&c| row[c]);
+            let Some(c) = last.find(|c| c.kind != NULL) else {
+                continue;
+            };
+            let key = &keys[m.key.clone()];
+            if first {
+                room.byte(b'{');
+                room.put(&key[1..]);
+                first = false;
+            } else {
+                room.put(key);
+            }
+            put_cell(&mut room, &p, c)?;
         }
+        room.put(if first { b"[]" } else { b"}" });
     }
-    out.push(b']');
+    room.byte(b']');
     Ok(())
+}
+
+/// Write a non-NULL cell's value.
+#[inline(always)]
+fn put_cell(room: &mut Room<'_>, p: &Packed<'_>, c: Cell) -> Result<(), JsonError> {
+    match c.kind {
+        INT => put_int(room, c.bits as i64),
+        REAL => put_float(room, f64::from_bits(c.bits))?,
+        _ => put_string(room, p.text(c)),
+    }
+    Ok(())
+}
+
+/// A key of the rows' objects.
+struct Member {
+    /// Its first column.
+    col: usize,
+    /// Its columns, as a range of the sorted order.
+    cols: std::ops::Range<usize>,
+    /// Its `"name":` in the key bytes.
+    key: std::ops::Range<usize>,
+}
+
+/// The most a cell's JSON takes when its text needs no escaping.
+fn room_for(c: Cell) -> usize {
+    match c.kind {
+        NULL => 0,
+        INT => 20,
+        REAL => 24,
+        _ => c.bits as usize + 2,
+    }
 }
 
 /// `__index`, `__newindex`, `__len`, `__pairs`: unpack, then act raw.

@@ -259,7 +259,7 @@ fn packed_results_read_like_plain_ones() {
 fn packed_results_encode_like_plain_ones() {
     let v = server().get("/packed/json").json();
     let cases = v.as_array().unwrap();
-    assert_eq!(cases.len(), 8);
+    assert_eq!(cases.len(), 9);
     for (i, case) in cases.iter().enumerate() {
         assert_eq!(case["packed"], case["plain"], "case {}", i + 1);
     }
@@ -276,6 +276,12 @@ fn packed_results_encode_like_plain_ones() {
     assert_eq!(packed(5), r#"[{"a":1,"b":2,"c":3},{"a":4,"b":5,"c":6}]"#);
     assert_eq!(packed(6), r#"[{"x":1}]"#);
     assert_eq!(packed(7), "[]");
+    let long: serde_json::Value = serde_json::from_str(&packed(8)).unwrap();
+    assert_eq!(long.as_array().unwrap().len(), 300);
+    assert_eq!(
+        long[299],
+        json!({"half": 150, "i": 300, "long": "x".repeat(300), "s": "é\"300"})
+    );
 }
 
 /// A packed result given where Rust code reads a table raw is unpacked first.
