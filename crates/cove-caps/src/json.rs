@@ -56,10 +56,51 @@ pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
     true
 }
 
-/// Whether `s` is ASCII with nothing JSON escapes.
+/// Whether `s` is ASCII with nothing JSON escapes. Eight bytes are checked
+/// at a time: most strings are short keys and values, where a byte loop
+/// cost more than the copy.
 fn is_plain(s: &[u8]) -> bool {
-    s.iter()
-        .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
+    let n = s.len();
+    let bad = if n >= 8 {
+        let mut chunks = s.chunks_exact(8);
+        let mut bad = 0;
+        for c in &mut chunks {
+            bad |= to_escape(word(c));
+        }
+        // The last eight bytes again, overlapping: the tail among them.
+        bad | to_escape(word(&s[n - 8..]))
+    } else if n >= 4 {
+        let (a, b) = (half(&s[..4]), half(&s[n - 4..]));
+        to_escape(u64::from(a) | u64::from(b) << 32)
+    } else {
+        // Plain filler in the bytes past the end.
+        let mut w = u64::from_le_bytes(*b"aaaaaaaa");
+        for (i, &b) in s.iter().enumerate() {
+            w = w & !(0xff << (8 * i)) | u64::from(b) << (8 * i);
+        }
+        to_escape(w)
+    };
+    bad == 0
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Non-zero when a byte of `w` is below 0x20, from 0x80 up, `"` or `\`.
+/// (`x - ONES*n & !x & HIGH` is non-zero exactly when a byte of `x` is
+/// below `n`, for `n` up to 0x80.)
+#[inline(always)]
+fn to_escape(w: u64) -> u64 {
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH;
+    below(w, 0x20) | below(w ^ (ONES * 0x22), 1) | below(w ^ (ONES * 0x5c), 1) | w & HIGH
+}
+
+fn word(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b[..8].try_into().unwrap_or_default())
+}
+
+fn half(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b[..4].try_into().unwrap_or_default())
 }
 
 /// [`write_string`] through a [`Room`].
@@ -173,6 +214,28 @@ mod tests {
         let mut out = Vec::new();
         write_float(&mut out, x).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_plain_check_matches_the_byte_rule() {
+        let plain = |s: &[u8]| {
+            s.iter()
+                .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
+        };
+        // Every byte value at every position of strings of 0..=20 bytes.
+        for n in 0..=20 {
+            for at in 0..n.max(1) {
+                for b in 0..=255u8 {
+                    let mut s = vec![b'x'; n];
+                    if n > 0 {
+                        s[at] = b;
+                    }
+                    assert_eq!(is_plain(&s), plain(&s), "byte {b:#x} at {at} of {n}");
+                }
+            }
+        }
+        assert!(is_plain(b""));
+        assert!(is_plain(b" ~!#"));
     }
 
     #[test]

@@ -12,7 +12,10 @@ use std::ffi::c_int;
 
 use mlua::{ffi, Lua, Value};
 
-use cove_caps::json::{write_float, write_int, write_string, JsonError};
+use cove_caps::json::{
+    put_float, put_int, put_string, write_float, write_int, write_string, JsonError,
+};
+use cove_core::Room;
 
 use crate::layout::{self, Scalar};
 
@@ -207,21 +210,25 @@ impl Encoder {
             return Ok(());
         }
         self.scalars.sort_unstable_by(|a, b| a.key().cmp(b.key()));
-        out.push(b'{');
+        // What it takes when no text needs escaping: no write below grows `out`.
+        let need: usize = self
+            .scalars
+            .iter()
+            .map(|m| m.len + 4 + room_for(m.value))
+            .sum();
+        let mut room = Room::new(out, need + 2);
         for (i, m) in self.scalars.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_string(out, m.key());
-            out.push(b':');
+            room.byte(if i == 0 { b'{' } else { b',' });
+            put_string(&mut room, m.key());
+            room.byte(b':');
             match m.value {
-                Scalar::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-                Scalar::Int(n) => write_int(out, n),
-                Scalar::Float(f) => write_float(out, f)?,
-                Scalar::Str(p, n) => write_string(out, std::slice::from_raw_parts(p, n)),
+                Scalar::Bool(b) => room.put(if b { b"true" } else { b"false" }),
+                Scalar::Int(n) => put_int(&mut room, n),
+                Scalar::Float(f) => put_float(&mut room, f)?,
+                Scalar::Str(p, n) => put_string(&mut room, std::slice::from_raw_parts(p, n)),
             }
         }
-        out.push(b'}');
+        room.byte(b'}');
         Ok(())
     }
 
@@ -259,5 +266,15 @@ impl Encoder {
         }
         self.buf.push(b']');
         Ok(())
+    }
+}
+
+/// The most a scalar's JSON takes when its text needs no escaping.
+fn room_for(v: Scalar) -> usize {
+    match v {
+        Scalar::Bool(_) => 5,
+        Scalar::Int(_) => 20,
+        Scalar::Float(_) => 24,
+        Scalar::Str(_, n) => n + 2,
     }
 }
