@@ -56,31 +56,26 @@ pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
     true
 }
 
-/// Whether `s` is ASCII with nothing JSON escapes. Eight bytes are checked
-/// at a time: most strings are short keys and values, where a byte loop
-/// cost more than the copy.
+/// Whether `s` is ASCII with nothing JSON escapes.
+#[inline]
 fn is_plain(s: &[u8]) -> bool {
-    let n = s.len();
-    let bad = if n >= 8 {
-        let mut chunks = s.chunks_exact(8);
-        let mut bad = 0;
-        for c in &mut chunks {
-            bad |= to_escape(word(c));
-        }
-        // The last eight bytes again, overlapping: the tail among them.
-        bad | to_escape(word(&s[n - 8..]))
-    } else if n >= 4 {
-        let (a, b) = (half(&s[..4]), half(&s[n - 4..]));
-        to_escape(u64::from(a) | u64::from(b) << 32)
-    } else {
-        // Plain filler in the bytes past the end.
-        let mut w = u64::from_le_bytes(*b"aaaaaaaa");
-        for (i, &b) in s.iter().enumerate() {
-            w = w & !(0xff << (8 * i)) | u64::from(b) << (8 * i);
-        }
-        to_escape(w)
-    };
-    bad == 0
+    if s.len() < 8 {
+        return s
+            .iter()
+            .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\');
+    }
+    is_plain_long(s)
+}
+
+/// [`is_plain`] eight bytes at a time (`s` has at least eight).
+fn is_plain_long(s: &[u8]) -> bool {
+    let mut chunks = s.chunks_exact(8);
+    let mut bad = 0;
+    for c in &mut chunks {
+        bad |= to_escape(word(c));
+    }
+    // The last eight bytes again, overlapping: the tail among them.
+    bad | to_escape(word(&s[s.len() - 8..])) == 0
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -97,10 +92,6 @@ fn to_escape(w: u64) -> u64 {
 
 fn word(b: &[u8]) -> u64 {
     u64::from_le_bytes(b[..8].try_into().unwrap_or_default())
-}
-
-fn half(b: &[u8]) -> u32 {
-    u32::from_le_bytes(b[..4].try_into().unwrap_or_default())
 }
 
 /// [`write_string`] through a [`Room`].

@@ -66,6 +66,7 @@ impl<'a> Row<'a> {
     }
 
     /// Value of column `i` (0-based); `Null` when `i` is out of range.
+    #[inline]
     pub fn get(&self, i: usize) -> ValueRef<'_> {
         self.running.value(i, self.len)
     }

@@ -109,6 +109,7 @@ struct Collected {
 }
 
 impl Collected {
+    #[inline(always)]
     fn bytes_cell(&mut self, b: &[u8]) -> Result<Cell, DbError> {
         let start = self.bytes.len();
         if start + b.len() > u32::MAX as usize {
@@ -129,6 +130,7 @@ impl Collected {
                 self.names.push(cell);
             }
         }
+        self.cells.reserve(cols.len());
         for i in 0..cols.len() {
             let cell = match row.get(i) {
                 ValueRef::Null => Cell {
