@@ -165,6 +165,12 @@ pub fn write_int(out: &mut Vec<u8>, n: i64) {
     append(out, itoa::Buffer::new().format(n).as_bytes());
 }
 
+/// The longest integer [`put_int`] writes (`-9223372036854775808`).
+pub const MAX_INT_LEN: usize = 20;
+
+/// The longest float [`put_float`] writes (`-1.7976931348623157e308` is 23).
+pub const MAX_FLOAT_LEN: usize = 24;
+
 /// [`write_int`] through a [`Room`].
 #[inline]
 pub fn put_int(room: &mut Room<'_>, n: i64) {
@@ -174,7 +180,7 @@ pub fn put_int(room: &mut Room<'_>, n: i64) {
 /// Append a float: integral values below 2^53 print without a fraction
 /// (`3`), others in shortest round-trip form (`0.1`, `1e+300`).
 pub fn write_float(out: &mut Vec<u8>, f: f64) -> Result<(), JsonError> {
-    put_float(&mut Room::new(out, 24), f)
+    put_float(&mut Room::new(out, MAX_FLOAT_LEN), f)
 }
 
 /// [`write_float`] through a [`Room`].
@@ -205,6 +211,27 @@ mod tests {
         let mut out = Vec::new();
         write_float(&mut out, x).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_longest_numbers_fit_their_bounds() {
+        let int = |n: i64| {
+            let mut out = Vec::new();
+            write_int(&mut out, n);
+            out.len()
+        };
+        assert_eq!(int(i64::MIN), MAX_INT_LEN);
+        assert!(int(i64::MAX) <= MAX_INT_LEN);
+        for f in [
+            f64::MIN,
+            -f64::MIN_POSITIVE,
+            -5e-324,
+            -1.2345678901234567e-300,
+        ] {
+            let mut out = Vec::new();
+            write_float(&mut out, f).unwrap();
+            assert!(out.len() <= MAX_FLOAT_LEN, "{f}");
+        }
     }
 
     #[test]

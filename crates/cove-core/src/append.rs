@@ -118,6 +118,11 @@ impl<'a> Room<'a> {
     /// Write through the vector itself (for the rare paths).
     pub fn with_vec<R>(&mut self, write: impl FnOnce(&mut Vec<u8>) -> R) -> R {
         self.commit();
+        // No room while `write` runs: it may move the vector's buffer, and
+        // if it panics, dropping this writer must not set a length from a
+        // pointer into the old one.
+        self.at = std::ptr::null_mut();
+        self.end = std::ptr::null_mut();
         let r = write(self.out);
         self.renew(0);
         r
@@ -146,6 +151,9 @@ impl<'a> Room<'a> {
     }
 
     fn commit(&mut self) {
+        if self.at.is_null() {
+            return;
+        }
         let len = self.at as usize - self.out.as_ptr() as usize;
         // SAFETY: every byte up to `at` was written, and `at` is within the
         // capacity `renew` saw (the vector did not change since).
@@ -198,5 +206,21 @@ mod tests {
         }
         want.push(b']');
         assert_eq!(out, want);
+    }
+
+    #[test]
+    fn a_panic_while_writing_through_the_vector_leaves_it_whole() {
+        let mut out = Vec::with_capacity(4);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut room = Room::new(&mut out, 4);
+            room.put(b"ab");
+            room.with_vec(|v| {
+                v.extend_from_slice(&[b'x'; 4096]);
+                panic!("in the middle of a write");
+            });
+        }));
+        assert!(caught.is_err());
+        assert_eq!(out.len(), 2 + 4096);
+        assert_eq!(&out[..3], b"abx");
     }
 }

@@ -16,7 +16,9 @@ use std::ffi::{c_int, c_void};
 
 use mlua::{ffi, Lua, Value};
 
-use cove_caps::json::{put_float, put_int, put_string, write_string, JsonError};
+use cove_caps::json::{
+    put_float, put_int, put_string, write_string, JsonError, MAX_FLOAT_LEN, MAX_INT_LEN,
+};
 use cove_core::Room;
 use cove_db::{DbError, Row, ValueRef};
 
@@ -463,8 +465,8 @@ struct Member {
 fn room_for(c: Cell) -> usize {
     match c.kind {
         NULL => 0,
-        INT => 20,
-        REAL => 24,
+        INT => MAX_INT_LEN,
+        REAL => MAX_FLOAT_LEN,
         _ => c.bits as usize + 2,
     }
 }

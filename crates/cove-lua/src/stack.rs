@@ -13,7 +13,8 @@ use std::ffi::c_int;
 use mlua::{ffi, Lua, Value};
 
 use cove_caps::json::{
-    put_float, put_int, put_string, write_float, write_int, write_string, JsonError,
+    put_float, put_int, put_string, write_float, write_int, write_string, JsonError, MAX_FLOAT_LEN,
+    MAX_INT_LEN,
 };
 use cove_core::Room;
 
@@ -273,8 +274,8 @@ impl Encoder {
 fn room_for(v: Scalar) -> usize {
     match v {
         Scalar::Bool(_) => 5,
-        Scalar::Int(_) => 20,
-        Scalar::Float(_) => 24,
+        Scalar::Int(_) => MAX_INT_LEN,
+        Scalar::Float(_) => MAX_FLOAT_LEN,
         Scalar::Str(_, n) => n + 2,
     }
 }
