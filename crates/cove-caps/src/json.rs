@@ -60,12 +60,22 @@ pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
 #[inline]
 fn is_plain(s: &[u8]) -> bool {
     if s.len() < 8 {
-        return s
-            .iter()
-            .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\');
+        return s.iter().all(|&b| PLAIN[b as usize]);
     }
     is_plain_long(s)
 }
+
+/// The bytes [`is_plain`] accepts: one load each, where the ranges take
+/// four comparisons.
+const PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x20;
+    while b < 0x80 {
+        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    t
+};
 
 /// [`is_plain`] eight bytes at a time (`s` has at least eight).
 fn is_plain_long(s: &[u8]) -> bool {
@@ -94,7 +104,9 @@ fn word(b: &[u8]) -> u64 {
     u64::from_le_bytes(b[..8].try_into().unwrap_or_default())
 }
 
-/// [`write_string`] through a [`Room`].
+/// [`write_string`] through a [`Room`]. Inlined, so the room's position
+/// stays in a register; strings to escape take a call.
+#[inline(always)]
 pub fn put_string(room: &mut Room<'_>, s: &[u8]) {
     if is_plain(s) {
         room.reserve(s.len() + 2);
@@ -102,8 +114,14 @@ pub fn put_string(room: &mut Room<'_>, s: &[u8]) {
         room.put(s);
         room.byte(b'"');
     } else {
-        room.with_vec(|out| write_string(out, s));
+        put_escaped(room, s);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn put_escaped(room: &mut Room<'_>, s: &[u8]) {
+    room.with_vec(|out| write_string(out, s));
 }
 
 /// How each byte is written: 0 as it is, `u` as `\u00XX`, any other

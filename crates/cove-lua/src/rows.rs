@@ -2,9 +2,10 @@
 //!
 //! A Lua table per row costs ~2k instructions, and a handler that hands the
 //! result straight to `res:json` walks every one of them again. So a result
-//! of two or more rows comes back as an empty table with a shared metatable,
-//! its rows packed in a userdata beside it (so they count against the heap
-//! cap). The first look inside — indexing, `#`, `pairs`/`ipairs`, `next`,
+//! of two or more rows comes back as a table with a shared metatable and no
+//! visible entries, its rows packed in a userdata it holds under a private
+//! light-userdata key (so they count against the heap cap, and live exactly
+//! as long as the table). The first look inside — indexing, `#`, `pairs`/`ipairs`, `next`,
 //! the `raw*` functions, `get/setmetatable`, a template loop — turns it for
 //! good into the plain array of row tables Hull returns. The JSON encoder
 //! (`res:json`, `json.encode`, the templates' `json` filter) writes a result
@@ -26,8 +27,9 @@ use cove_db::{DbError, Row, ValueRef};
 /// usually read right away, and packing would only add work).
 const PACK_FROM: usize = 2;
 
-/// Registry keys (their addresses) of the shared metatable and of the weak
-/// table that maps each packed result to its userdata.
+/// Keys (their addresses): the shared metatable's in the registry, and the
+/// userdata's in each packed result. No script can make a light userdata,
+/// so no script can read or write the entry (the raw readers unpack first).
 static META_KEY: u8 = 1;
 static DATA_KEY: u8 = 2;
 
@@ -208,9 +210,11 @@ where
 /// Push the result table for `got`. Raises only on a memory error.
 unsafe fn result(state: *mut ffi::lua_State, got: &Collected) {
     let p = got.packed();
-    ffi::lua_createtable(state, p.rows as c_int, 0);
+    let packs = p.rows >= PACK_FROM;
+    // The array part is made now for `fill`, here or when unpacking.
+    ffi::lua_createtable(state, p.rows as c_int, packs as c_int);
     let t = ffi::lua_gettop(state);
-    if p.rows < PACK_FROM {
+    if !packs {
         fill(state, t, &p);
         return;
     }
@@ -229,13 +233,9 @@ unsafe fn result(state: *mut ffi::lua_State, got: &Collected) {
     std::ptr::copy_nonoverlapping(p.cells.as_ptr().cast::<u8>(), cells, CELL * p.cells.len());
     let bytes = cells.add(CELL * p.cells.len());
     std::ptr::copy_nonoverlapping(p.bytes.as_ptr(), bytes, p.bytes.len());
-    // data[t] = block; setmetatable(t, META)
-    ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, key(&DATA_KEY));
-    ffi::lua_pushvalue(state, t);
-    ffi::lua_pushvalue(state, t + 1);
-    ffi::lua_rawset(state, -3);
-    ffi::lua_settop(state, t);
-    ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, key(&META_KEY));
+    // t[DATA] = block; setmetatable(t, META)
+    ffi::lua_rawsetp(state, t, key(&DATA_KEY));
+    push_meta(state);
     ffi::lua_setmetatable(state, t);
 }
 
@@ -283,20 +283,43 @@ unsafe fn fill(state: *mut ffi::lua_State, t: c_int, p: &Packed<'_>) {
 }
 
 thread_local! {
-    /// The allocator data (one per Lua state) and the metatable address of
-    /// the state that installed last on this thread: a check against them
-    /// costs no registry lookup.
-    static OURS: StdCell<(*mut c_void, *const c_void)> =
-        const { StdCell::new((std::ptr::null_mut(), std::ptr::null())) };
+    /// The allocator data (one per Lua state), the metatable's address and
+    /// its slot in the registry's array part, of the state that installed
+    /// last on this thread: a check against them costs no hashed registry
+    /// lookup.
+    static OURS: StdCell<Ours> = const { StdCell::new(Ours {
+        ud: std::ptr::null_mut(),
+        meta: std::ptr::null(),
+        slot: 0,
+    }) };
+}
+
+#[derive(Clone, Copy)]
+struct Ours {
+    ud: *mut c_void,
+    meta: *const c_void,
+    slot: ffi::lua_Integer,
+}
+
+/// `OURS` if `state` is the state it describes.
+unsafe fn ours(state: *mut ffi::lua_State) -> Option<Ours> {
+    let mut ud = std::ptr::null_mut();
+    ffi::lua_getallocf(state, &mut ud);
+    Some(OURS.get()).filter(|o| o.ud == ud)
+}
+
+/// Push the packed results' metatable.
+unsafe fn push_meta(state: *mut ffi::lua_State) {
+    match ours(state) {
+        Some(o) => ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, o.slot),
+        None => ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, key(&META_KEY)),
+    };
 }
 
 /// Whether the table at `mt` (a metatable) is the packed results' one.
 unsafe fn is_meta(state: *mut ffi::lua_State, mt: c_int) -> bool {
-    let mut ud = std::ptr::null_mut();
-    ffi::lua_getallocf(state, &mut ud);
-    let (known, meta) = OURS.get();
-    if known == ud {
-        return ffi::lua_topointer(state, mt) == meta;
+    if let Some(o) = ours(state) {
+        return ffi::lua_topointer(state, mt) == o.meta;
     }
     ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, key(&META_KEY));
     let ours = ffi::lua_rawequal(state, -1, mt) != 0;
@@ -315,14 +338,9 @@ pub(crate) unsafe fn packed_at(state: *mut ffi::lua_State, idx: c_int) -> Option
     if !ours {
         return None;
     }
-    if ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, key(&DATA_KEY)) != ffi::LUA_TTABLE {
-        ffi::lua_settop(state, -2);
-        return None;
-    }
-    ffi::lua_pushvalue(state, idx);
-    ffi::lua_rawget(state, -2);
+    ffi::lua_rawgetp(state, idx, key(&DATA_KEY));
     let block = ffi::lua_touserdata(state, -1);
-    ffi::lua_settop(state, -3);
+    ffi::lua_settop(state, -2);
     (!block.is_null()).then_some(block.cast_const().cast())
 }
 
@@ -335,15 +353,13 @@ pub(crate) unsafe fn unpack(state: *mut ffi::lua_State, idx: c_int) {
     let Some(block) = packed_at(state, idx) else {
         return;
     };
-    // The block stays alive meanwhile: data[t] holds it, and t is on the stack.
+    // The block stays alive meanwhile: t[DATA] holds it, and t is on the stack.
     fill(state, idx, &Packed::from_block(block));
     ffi::lua_pushnil(state);
     ffi::lua_setmetatable(state, idx);
-    ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, key(&DATA_KEY));
-    ffi::lua_pushvalue(state, idx);
+    // The key stays in the table with a nil value, which `next` skips.
     ffi::lua_pushnil(state);
-    ffi::lua_rawset(state, -3);
-    ffi::lua_settop(state, -2);
+    ffi::lua_rawsetp(state, idx, key(&DATA_KEY));
 }
 
 /// [`unpack`] where a Lua error must not be raised (the template renderer):
@@ -522,7 +538,7 @@ const RAW_READERS: [&str; 6] = [
     "setmetatable",
 ];
 
-/// Register the metatable and the weak data table, and wrap the raw readers.
+/// Register the metatable and wrap the raw readers.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     let g = lua.globals();
     let mut originals = Vec::new();
@@ -544,13 +560,6 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
         lua.exec_raw::<()>(mlua::MultiValue::from_iter(args), |state| {
             let g = 1;
             let next = 2;
-            ffi::lua_createtable(state, 0, 1);
-            ffi::lua_createtable(state, 0, 1);
-            ffi::lua_pushstring(state, c"k".as_ptr());
-            ffi::lua_setfield(state, -2, c"__mode".as_ptr());
-            ffi::lua_setmetatable(state, -2);
-            ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, key(&DATA_KEY));
-
             ffi::lua_createtable(state, 0, 4);
             ffi::lua_pushcfunction(state, mm_index);
             ffi::lua_setfield(state, -2, c"__index".as_ptr());
@@ -563,7 +572,10 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
             ffi::lua_setfield(state, -2, c"__pairs".as_ptr());
             let mut ud = std::ptr::null_mut();
             ffi::lua_getallocf(state, &mut ud);
-            OURS.set((ud, ffi::lua_topointer(state, -1)));
+            let meta = ffi::lua_topointer(state, -1);
+            ffi::lua_pushvalue(state, -1);
+            let slot = ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX).into();
+            OURS.set(Ours { ud, meta, slot });
             ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, key(&META_KEY));
 
             for (i, name) in RAW_READERS.iter().enumerate() {

@@ -230,6 +230,8 @@ fn packed_results_read_like_plain_ones() {
         "field_missing": true,
         "ipairs_sum": 6,
         "pairs_sum": 14,
+        "pairs_count": 3,
+        "after_collections": r#"[{"id":1,"name":"a"},{"gone":2.5,"id":2,"name":"b"},{"id":3}]"#,
         "next_key": 1,
         "rawlen": 3,
         "rawget": 3,
