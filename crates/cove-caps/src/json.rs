@@ -33,27 +33,27 @@ impl std::error::Error for JsonError {}
 
 /// Append `s` as a JSON string. Invalid UTF-8 becomes U+FFFD.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
-    if !write_utf8(out, s) {
-        write_escaped(out, String::from_utf8_lossy(s).as_bytes());
-    }
+    put_string(&mut Room::new(out, s.len() + 2), s);
 }
 
 /// Append `s` as a JSON string if it is valid UTF-8; false (and nothing
 /// written) if it is not.
 pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
+    let mut room = Room::new(out, s.len() + 2);
     // Most strings are plain ASCII with nothing to escape: copy them whole.
     if is_plain(s) {
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        append(out, s);
-        out.push(b'"');
+        put_plain(&mut room, s);
         return true;
     }
-    if !s.is_ascii() && std::str::from_utf8(s).is_err() {
+    if !is_utf8(s) {
         return false;
     }
-    write_escaped(out, s);
+    put_escaped(&mut room, s);
     true
+}
+
+fn is_utf8(s: &[u8]) -> bool {
+    s.is_ascii() || std::str::from_utf8(s).is_ok()
 }
 
 /// Whether `s` is ASCII with nothing JSON escapes.
@@ -109,19 +109,28 @@ fn word(b: &[u8]) -> u64 {
 #[inline(always)]
 pub fn put_string(room: &mut Room<'_>, s: &[u8]) {
     if is_plain(s) {
-        room.reserve(s.len() + 2);
-        room.byte(b'"');
-        room.put(s);
-        room.byte(b'"');
+        put_plain(room, s);
     } else {
-        put_escaped(room, s);
+        put_unplain(room, s);
     }
+}
+
+#[inline(always)]
+fn put_plain(room: &mut Room<'_>, s: &[u8]) {
+    room.reserve(s.len() + 2);
+    room.byte(b'"');
+    room.put(s);
+    room.byte(b'"');
 }
 
 #[cold]
 #[inline(never)]
-fn put_escaped(room: &mut Room<'_>, s: &[u8]) {
-    room.with_vec(|out| write_string(out, s));
+fn put_unplain(room: &mut Room<'_>, s: &[u8]) {
+    if is_utf8(s) {
+        put_escaped(room, s);
+    } else {
+        put_escaped(room, String::from_utf8_lossy(s).as_bytes());
+    }
 }
 
 /// How each byte is written: 0 as it is, `u` as `\u00XX`, any other
@@ -145,37 +154,34 @@ const ESCAPE: [u8; 256] = {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Append the (UTF-8) bytes `s` quoted, escaping what JSON requires; runs
+/// Write the (UTF-8) bytes `s` quoted, escaping what JSON requires; runs
 /// of plain bytes are copied whole.
-fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
-    out.reserve(s.len() + 2);
-    out.push(b'"');
+fn put_escaped(room: &mut Room<'_>, s: &[u8]) {
+    room.reserve(s.len() + 2);
+    room.byte(b'"');
     let mut run = 0;
     for (i, &b) in s.iter().enumerate() {
         let e = ESCAPE[b as usize];
         if e == 0 {
             continue;
         }
-        append(out, &s[run..i]);
+        room.put(&s[run..i]);
         if e == b'u' {
-            append(
-                out,
-                &[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[(b >> 4) as usize],
-                    HEX[(b & 15) as usize],
-                ],
-            );
+            room.put(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(b >> 4) as usize],
+                HEX[(b & 15) as usize],
+            ]);
         } else {
-            append(out, &[b'\\', e]);
+            room.put(&[b'\\', e]);
         }
         run = i + 1;
     }
-    append(out, &s[run..]);
-    out.push(b'"');
+    room.put(&s[run..]);
+    room.byte(b'"');
 }
 
 /// Append an integer exactly (no `%.14g` rounding).
