@@ -261,7 +261,7 @@ fn packed_results_read_like_plain_ones() {
 fn packed_results_encode_like_plain_ones() {
     let v = server().get("/packed/json").json();
     let cases = v.as_array().unwrap();
-    assert_eq!(cases.len(), 9);
+    assert_eq!(cases.len(), 10);
     for (i, case) in cases.iter().enumerate() {
         assert_eq!(case["packed"], case["plain"], "case {}", i + 1);
     }
@@ -278,6 +278,14 @@ fn packed_results_encode_like_plain_ones() {
     assert_eq!(packed(5), r#"[{"a":1,"b":2,"c":3},{"a":4,"b":5,"c":6}]"#);
     assert_eq!(packed(6), r#"[{"x":1}]"#);
     assert_eq!(packed(7), "[]");
+    let wide: serde_json::Value = serde_json::from_str(&packed(9)).unwrap();
+    let row: serde_json::Map<_, _> = (1..=20).map(|i| (format!("c{i}"), json!(i))).collect();
+    assert_eq!(wide, json!([row, row]));
+    assert!(
+        packed(9).starts_with(r#"[{"c1":1,"c10":10,"#),
+        "{}",
+        packed(9)
+    );
     let long: serde_json::Value = serde_json::from_str(&packed(8)).unwrap();
     assert_eq!(long.as_array().unwrap().len(), 300);
     assert_eq!(
