@@ -96,8 +96,16 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 /// below `n`, for `n` up to 0x80.)
 #[inline(always)]
 fn to_escape(w: u64) -> u64 {
+    escaped(w) | w & HIGH
+}
+
+/// Non-zero when a byte of `w` is below 0x20, `"` or `\`: what JSON escapes
+/// in valid UTF-8. Its lowest set bit is that of the first such byte (a
+/// borrow only runs upwards from a byte that is flagged anyway).
+#[inline(always)]
+fn escaped(w: u64) -> u64 {
     let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH;
-    below(w, 0x20) | below(w ^ (ONES * 0x22), 1) | below(w ^ (ONES * 0x5c), 1) | w & HIGH
+    below(w, 0x20) | below(w ^ (ONES * 0x22), 1) | below(w ^ (ONES * 0x5c), 1)
 }
 
 fn word(b: &[u8]) -> u64 {
@@ -155,33 +163,46 @@ const ESCAPE: [u8; 256] = {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Write the (UTF-8) bytes `s` quoted, escaping what JSON requires; runs
-/// of plain bytes are copied whole.
+/// of plain bytes are found eight bytes at a time and copied whole.
 fn put_escaped(room: &mut Room<'_>, s: &[u8]) {
     room.reserve(s.len() + 2);
     room.byte(b'"');
     let mut run = 0;
-    for (i, &b) in s.iter().enumerate() {
-        let e = ESCAPE[b as usize];
-        if e == 0 {
+    let mut i = 0;
+    while i < s.len() {
+        if i + 8 <= s.len() {
+            let m = escaped(word(&s[i..]));
+            if m == 0 {
+                i += 8;
+                continue;
+            }
+            i += m.trailing_zeros() as usize / 8;
+        } else if ESCAPE[s[i] as usize] == 0 {
+            i += 1;
             continue;
         }
         room.put(&s[run..i]);
-        if e == b'u' {
-            room.put(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 15) as usize],
-            ]);
-        } else {
-            room.put(&[b'\\', e]);
-        }
-        run = i + 1;
+        put_escape(room, s[i]);
+        i += 1;
+        run = i;
     }
     room.put(&s[run..]);
     room.byte(b'"');
+}
+
+/// The escape of one byte that needs one.
+fn put_escape(room: &mut Room<'_>, b: u8) {
+    match ESCAPE[b as usize] {
+        b'u' => room.put(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[(b >> 4) as usize],
+            HEX[(b & 15) as usize],
+        ]),
+        e => room.put(&[b'\\', e]),
+    }
 }
 
 /// Append an integer exactly (no `%.14g` rounding).
@@ -278,6 +299,48 @@ mod tests {
         }
         assert!(is_plain(b""));
         assert!(is_plain(b" ~!#"));
+    }
+
+    /// Escaping byte by byte, as the encoder did before it skipped plain
+    /// runs eight bytes at a time.
+    fn escaped_bytewise(s: &[u8]) -> Vec<u8> {
+        let mut out = vec![b'"'];
+        for &b in s {
+            match ESCAPE[b as usize] {
+                0 => out.push(b),
+                b'u' => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
+                e => out.extend_from_slice(&[b'\\', e]),
+            }
+        }
+        out.push(b'"');
+        out
+    }
+
+    #[test]
+    fn the_escaped_form_matches_the_byte_rule() {
+        // Every byte value that UTF-8 text can hold alone, at every
+        // position of strings of 0..=20 bytes, once and twice over.
+        let text = |s: &[u8]| {
+            let mut out = Vec::new();
+            let mut room = Room::new(&mut out, 0);
+            put_escaped(&mut room, s);
+            drop(room);
+            out
+        };
+        for n in 0..=20 {
+            for at in 0..n.max(1) {
+                for b in 0..0x80u8 {
+                    let mut s = vec![b'x'; n];
+                    if n > 0 {
+                        s[at] = b;
+                        s[n - 1 - at] = b;
+                    }
+                    assert_eq!(text(&s), escaped_bytewise(&s), "byte {b:#x} at {at} of {n}");
+                }
+            }
+        }
+        let mixed = "é\"\\\u{1}日本\n".repeat(5);
+        assert_eq!(text(mixed.as_bytes()), escaped_bytewise(mixed.as_bytes()));
     }
 
     #[test]
