@@ -5,9 +5,10 @@
 //! of two or more rows comes back as a table with a shared metatable and no
 //! visible entries, its rows packed in a userdata it holds under a private
 //! light-userdata key (so they count against the heap cap, and live exactly
-//! as long as the table). The first look inside — indexing, `#`, `pairs`/`ipairs`, `next`,
-//! the `raw*` functions, `get/setmetatable`, a template loop — turns it for
-//! good into the plain array of row tables Hull returns. The JSON encoder
+//! as long as the table). The first look inside — indexing, `#`,
+//! `pairs`/`ipairs`, `next`, the `raw*` functions, `get/setmetatable`, a
+//! template loop — turns it for good into the plain array of row tables
+//! Hull returns. The JSON encoder
 //! (`res:json`, `json.encode`, the templates' `json` filter) writes a result
 //! nobody looked into straight from the packed rows.
 #![allow(unsafe_code)]
