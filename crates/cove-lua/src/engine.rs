@@ -72,11 +72,12 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Tabl
     crate::budget::add_raw(lua, &raw)?;
     raw.raw_set("require", require::require_fn(lua, lua.create_table()?)?)?;
     raw.raw_set("res", crate::native::res_functions(lua)?)?;
-    raw.raw_set("req_lazy", request::lazy_fn(lua)?)?;
+    request::add_raw(lua, &raw)?;
     let prelude = lua
         .load(PRELUDE)
         .set_name("=[cove]")
         .call::<(Function, Table, Table)>(raw)?;
+    request::set_meta(lua, &prelude.2, &prelude.1)?;
     // After the prelude: its own raw reads (of `req` tables, never query
     // results) keep Lua's functions.
     crate::rows::install(lua)?;

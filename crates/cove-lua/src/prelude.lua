@@ -62,36 +62,21 @@ require = wrap(raw.require)
 -- the call in progress and raise failures at the caller's line.
 local res = raw.res
 
--- `req.query`, `req.params` and `req.headers` are built on first read, from
--- the request of the call in progress: `current[1]`, set here for each call
--- and by the engine when it resumes a suspended one. A table slot, not an
--- upvalue: storing a new table in an (old) upvalue makes it old at once
--- under the generational GC, and every request's tables would then wait
--- for a major collection. `req.ctx` is made on first read too (most
--- handlers never touch it); it then stays in the req table that every
--- call of the request shares.
-local lazy, rawset = raw.req_lazy, rawset
-local current = {}
-local lazy_fields = { query = true, params = true, headers = true }
+-- `req.query`, `req.params`, `req.headers` and `req.ctx` are built on first
+-- read by `req_meta.__index` (request.rs), from the request of the call in
+-- progress: `current[1]`, set here for each call and by the engine when it
+-- resumes a suspended one. A table slot, not an upvalue: storing a new
+-- table in an (old) upvalue makes it old at once under the generational
+-- GC, and every request's tables would then wait for a major collection.
+-- `req.ctx` then stays in the req table that every call of the request
+-- shares. `pairs(req)` first sets them all (but `ctx`), as Hull's plain
+-- table has them.
+local current, fill, next = {}, raw.req_fill, next
 local req_meta = {
-  __index = function(t, k)
-    if k == "ctx" then
-      local ctx = {}
-      rawset(t, k, ctx)
-      return ctx
-    end
-    if not lazy_fields[k] then
-      return nil
-    end
-    if t ~= current[1] then
-      error("req." .. k .. " read outside its own request", 2)
-    end
-    local ok, v = lazy(k)
-    if not ok then
-      error(v, 2)
-    end
-    rawset(t, k, v)
-    return v
+  -- __index: set by the engine (request.rs).
+  __pairs = function(t)
+    fill(t)
+    return next, t, nil
   end,
 }
 

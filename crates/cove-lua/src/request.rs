@@ -1,16 +1,19 @@
-//! `req` tables (Hull §4.1). `method`, `path`, `body` and `ctx` are set when
-//! the table is made; `query`, `params` and `headers` are built the first
-//! time a script reads them (most handlers read few or none), from the
-//! request of the call in progress.
+//! `req` tables (Hull §4.1). `method`, `path`, and `body` and `params` when
+//! there are any, are set when the table is made; `query`, `headers` (and
+//! an empty `params`) and `ctx` are built the first time a script reads them
+//! (most handlers read few or none), from the request of the call in
+//! progress.
+#![allow(unsafe_code)]
 
 use std::cell::RefCell;
+use std::ffi::c_int;
 
-use mlua::{Lua, LuaString, Table, Value};
+use mlua::{ffi, Lua, LuaString, Table};
 
 use cove_core::{parse_query, Request};
 
-use crate::globals::{fail, Outcome};
-use crate::vm::unlimited;
+use crate::native::run_returning;
+use crate::vm::unlimited_raw;
 
 thread_local! {
     /// The lazy parts of the request of the script call in progress on this
@@ -55,58 +58,224 @@ pub(crate) fn body(lua: &Lua, req: &Request) -> mlua::Result<Option<LuaString>> 
         .transpose()
 }
 
-/// `lazy(name)`: the `query`, `params` or `headers` table of the request in
-/// progress. Duplicate headers are joined (`, `; `; ` for cookies); the last
-/// duplicate query key wins.
-pub(crate) fn lazy_fn(lua: &Lua) -> mlua::Result<mlua::Function> {
-    lua.create_function(|lua, name: String| {
-        let built = CURRENT.with(|c| {
-            let current = c.borrow();
-            let (depth, req) = &*current;
-            if *depth == 0 {
-                return Ok(None);
-            }
-            unlimited(lua, || match name.as_str() {
-                "query" => query(lua, req.query.as_deref()),
-                "params" => pairs(lua, &req.params),
-                _ => headers(lua, req),
-            })
-            .map(Some)
-        })?;
-        match built {
-            Some(t) => Ok::<Outcome, _>((true, Value::Table(t))),
-            None => fail(
-                lua,
-                format!(
-                    "req.{name} read after its request ended; copy what you need while handling it"
-                ),
-            ),
+/// `req_meta.__index`: the fields of a `req` table built on first read, then
+/// stored in it. `ctx` is a new table; `query`, `params` and `headers` come
+/// from the request of the call in progress, and only for that request's
+/// own table (`current[1]`). A C function: a Lua one that called back into
+/// Rust through mlua cost ~1k instructions more per field read.
+unsafe extern "C-unwind" fn req_index(state: *mut ffi::lua_State) -> c_int {
+    run_returning(state, || {
+        let Some(field) = key_at(state, 2).and_then(Field::of) else {
+            return Ok(0);
+        };
+        let name = || String::from_utf8_lossy(key_at(state, 2).unwrap_or_default());
+        let ctx = matches!(field, Field::Ctx);
+        if !ctx && !is_current_upvalue(state) {
+            return Err(format!("req.{} read outside its own request", name()));
         }
+        CURRENT.with(|c| {
+            let (depth, req) = &*c.borrow();
+            if *depth == 0 && !ctx {
+                return Err(format!(
+                    "req.{} read after its request ended; copy what you need while handling it",
+                    name()
+                ));
+            }
+            unlimited_raw(state, |_| {
+                push_field(state, field, req);
+                // t[k] = the value, which stays on top as the result.
+                ffi::lua_pushvalue(state, 2);
+                ffi::lua_pushvalue(state, -2);
+                ffi::lua_rawset(state, 1);
+                Ok(1)
+            })?
+        })
     })
 }
 
-fn query(lua: &Lua, raw: Option<&str>) -> mlua::Result<Table> {
-    let pairs = raw.map(parse_query).unwrap_or_default();
-    let t = lua.create_table_with_capacity(0, pairs.len())?;
-    for (k, v) in pairs {
-        t.raw_set(k, v)?;
-    }
-    Ok(t)
+/// `req_meta.__pairs`'s first step, `fill(t)`: see [`fill`].
+unsafe extern "C-unwind" fn req_fill(state: *mut ffi::lua_State) -> c_int {
+    run_returning(state, || {
+        fill(state, 1);
+        Ok(0)
+    })
 }
 
-fn pairs(lua: &Lua, pairs: &[(String, String)]) -> mlua::Result<Table> {
-    let t = lua.create_table_with_capacity(0, pairs.len())?;
-    for (k, v) in pairs {
-        t.raw_set(k.as_str(), v.as_str())?;
+/// Set the fields built on first read that the req table at `idx` lacks,
+/// for what reads its raw fields (`pairs`, the JSON encoder), so that they
+/// see what Hull's plain table has. Only the current request's table gets
+/// them (one kept past its request keeps what it has), and not `ctx`.
+/// Over the heap cap the fields stay set; the next allocation under the cap
+/// fails instead.
+pub(crate) unsafe fn fill(state: *mut ffi::lua_State, idx: c_int) {
+    let idx = ffi::lua_absindex(state, idx);
+    if !is_current(state, idx) {
+        return;
     }
-    Ok(t)
+    let _ = unlimited_raw(state, |_| {
+        CURRENT.with(|c| {
+            let (depth, req) = &*c.borrow();
+            if *depth == 0 {
+                return;
+            }
+            for (name, field) in FIELDS {
+                push_str(state, name);
+                if ffi::lua_rawget(state, idx) == ffi::LUA_TNIL {
+                    ffi::lua_pop(state, 1);
+                    push_str(state, name);
+                    push_field(state, field, req);
+                    ffi::lua_rawset(state, idx);
+                } else {
+                    ffi::lua_pop(state, 1);
+                }
+            }
+        });
+        Ok(0)
+    });
 }
 
-fn headers(lua: &Lua, req: &Request) -> mlua::Result<Table> {
-    let joined = req.joined_headers();
-    let t = lua.create_table_with_capacity(0, joined.len())?;
-    for (name, value) in joined {
-        t.raw_set(name, &*value)?;
+/// Whether the value at `idx` is a req table: its metatable holds the
+/// prelude's `current` under [`CURRENT_KEY`].
+pub(crate) unsafe fn is_req(state: *mut ffi::lua_State, idx: c_int) -> bool {
+    if ffi::lua_getmetatable(state, idx) == 0 {
+        return false;
     }
-    Ok(t)
+    let ours = ffi::lua_rawgetp(state, -1, key()) == ffi::LUA_TTABLE;
+    ffi::lua_pop(state, 2);
+    ours
+}
+
+/// Whether the table indexed (argument 1 of [`req_index`]) is the current
+/// request's: `current[1]`, the closure's upvalue. Faster than
+/// [`is_current`], which finds `current` in the metatable.
+unsafe fn is_current_upvalue(state: *mut ffi::lua_State) -> bool {
+    ffi::lua_rawgeti(state, ffi::lua_upvalueindex(1), 1);
+    let same = ffi::lua_topointer(state, 1) == ffi::lua_topointer(state, -1);
+    ffi::lua_pop(state, 1);
+    same
+}
+
+/// Whether the table at `idx` is the current request's (`current[1]`).
+unsafe fn is_current(state: *mut ffi::lua_State, idx: c_int) -> bool {
+    if ffi::lua_getmetatable(state, idx) == 0 {
+        return false;
+    }
+    if ffi::lua_rawgetp(state, -1, key()) != ffi::LUA_TTABLE {
+        ffi::lua_pop(state, 2);
+        return false;
+    }
+    ffi::lua_rawgeti(state, -1, 1);
+    let same = ffi::lua_rawequal(state, idx, -1) != 0;
+    ffi::lua_pop(state, 3);
+    same
+}
+
+/// The key (its address) under which the metatable of req tables holds
+/// the prelude's `current`: a light userdata, which no script can make.
+static CURRENT_KEY: u8 = 0;
+
+fn key() -> *const std::ffi::c_void {
+    (&CURRENT_KEY as *const u8).cast()
+}
+
+/// Add `req_fill` to the prelude's `raw` table.
+pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
+    // SAFETY: it reads its argument from the stack and raises only when no
+    // Rust value is live.
+    unsafe { raw.raw_set("req_fill", lua.create_c_function(req_fill)?) }
+}
+
+/// Complete the prelude's metatable of req tables: `__index`, a closure
+/// over the prelude's `current`, and `current` itself, where
+/// [`is_current`] and [`is_req`] find it.
+pub(crate) fn set_meta(lua: &Lua, meta: &Table, current: &Table) -> mlua::Result<()> {
+    // SAFETY: the stack holds `meta`, `current` as `exec_raw` pushed them;
+    // each set pops what was pushed for it, and raises only on a memory
+    // error, inside `exec_raw`'s protected call.
+    unsafe {
+        lua.exec_raw::<()>((meta, current), |state| {
+            ffi::lua_pushvalue(state, -1);
+            ffi::lua_pushcclosure(state, req_index, 1);
+            ffi::lua_setfield(state, -3, c"__index".as_ptr());
+            ffi::lua_rawsetp(state, -2, key());
+            ffi::lua_pop(state, 1);
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Field {
+    Ctx,
+    Query,
+    Params,
+    Headers,
+}
+
+/// The fields [`fill`] sets.
+const FIELDS: [(&str, Field); 3] = [
+    ("query", Field::Query),
+    ("params", Field::Params),
+    ("headers", Field::Headers),
+];
+
+impl Field {
+    fn of(key: &[u8]) -> Option<Field> {
+        if key == b"ctx" {
+            return Some(Field::Ctx);
+        }
+        FIELDS
+            .iter()
+            .find(|(name, _)| name.as_bytes() == key)
+            .map(|&(_, f)| f)
+    }
+}
+
+/// The string at `idx`, if it is one (not a number converted in place).
+unsafe fn key_at<'a>(state: *mut ffi::lua_State, idx: c_int) -> Option<&'a [u8]> {
+    if ffi::lua_type(state, idx) != ffi::LUA_TSTRING {
+        return None;
+    }
+    let mut len = 0;
+    let p = ffi::lua_tolstring(state, idx, &mut len);
+    Some(std::slice::from_raw_parts(p.cast(), len))
+}
+
+/// Push `field`'s value. Runs with the heap cap lifted: nothing here raises.
+/// Duplicate headers are joined (`, `; `; ` for cookies); the last duplicate
+/// query key wins.
+unsafe fn push_field(state: *mut ffi::lua_State, field: Field, req: &Request) {
+    match field {
+        Field::Ctx => ffi::lua_createtable(state, 0, 0),
+        Field::Query => {
+            let pairs = req.query.as_deref().map(parse_query).unwrap_or_default();
+            push_pairs(state, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        }
+        Field::Params => {
+            push_pairs(
+                state,
+                req.params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            );
+        }
+        Field::Headers => {
+            let joined = req.joined_headers();
+            push_pairs(state, joined.iter().map(|(k, v)| (*k, &**v)));
+        }
+    }
+}
+
+unsafe fn push_str(state: *mut ffi::lua_State, s: &str) {
+    ffi::lua_pushlstring(state, s.as_ptr().cast(), s.len());
+}
+
+/// A new table of string pairs, set in order (a later key wins).
+unsafe fn push_pairs<'a>(
+    state: *mut ffi::lua_State,
+    pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)>,
+) {
+    ffi::lua_createtable(state, 0, pairs.len() as c_int);
+    for (k, v) in pairs {
+        push_str(state, k);
+        push_str(state, v);
+        ffi::lua_rawset(state, -3);
+    }
 }

@@ -332,18 +332,40 @@ unsafe fn is_meta(state: *mut ffi::lua_State, mt: c_int) -> bool {
 /// The block of the packed result at absolute index `idx`, if it is one.
 /// Needs 3 free stack slots; never raises.
 pub(crate) unsafe fn packed_at(state: *mut ffi::lua_State, idx: c_int) -> Option<*const u8> {
+    match meta_at(state, idx) {
+        Meta::Packed(block) => Some(block),
+        _ => None,
+    }
+}
+
+/// What the metatable of the table at absolute index `idx` says of it.
+pub(crate) enum Meta {
+    /// It has none.
+    None,
+    /// A packed result, with its block.
+    Packed(*const u8),
+    /// Another one.
+    Other,
+}
+
+/// [`packed_at`], telling a table with another metatable from one with none.
+pub(crate) unsafe fn meta_at(state: *mut ffi::lua_State, idx: c_int) -> Meta {
     if ffi::lua_getmetatable(state, idx) == 0 {
-        return None;
+        return Meta::None;
     }
     let ours = is_meta(state, ffi::lua_gettop(state));
     ffi::lua_settop(state, -2);
     if !ours {
-        return None;
+        return Meta::Other;
     }
     ffi::lua_rawgetp(state, idx, key(&DATA_KEY));
     let block = ffi::lua_touserdata(state, -1);
     ffi::lua_settop(state, -2);
-    (!block.is_null()).then_some(block.cast_const().cast())
+    if block.is_null() {
+        Meta::Other
+    } else {
+        Meta::Packed(block.cast_const().cast())
+    }
 }
 
 /// Turn the packed result at absolute index `idx` (if it is one) into the

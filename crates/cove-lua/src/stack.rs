@@ -19,6 +19,7 @@ use cove_caps::json::{
 use cove_core::Room;
 
 use crate::layout::{self, Scalar};
+use crate::rows::Meta;
 
 /// Deepest table nesting `json.encode` accepts.
 const MAX_DEPTH: usize = 128;
@@ -136,8 +137,15 @@ impl Encoder {
         if depth > MAX_DEPTH || ffi::lua_checkstack(state, 8) == 0 {
             return Err(JsonError::TooDeep);
         }
-        if let Some(block) = crate::rows::packed_at(state, idx) {
-            return crate::rows::write_json(block, &mut self.buf);
+        match crate::rows::meta_at(state, idx) {
+            Meta::Packed(block) => return crate::rows::write_json(block, &mut self.buf),
+            // A req table given to the encoder is encoded with every field
+            // Hull's has. Set before the walk has anything on the stack:
+            // setting them allocates, and may run the collector.
+            Meta::Other if depth == 1 && crate::request::is_req(state, idx) => {
+                crate::request::fill(state, idx);
+            }
+            _ => {}
         }
         let len = ffi::lua_rawlen(state, idx);
         if len > 0 {

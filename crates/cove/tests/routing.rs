@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::util::Server;
+use crate::util::{Conn, Server};
 
 fn basic() -> Server {
     Server::fixture("basic", &[])
@@ -88,4 +88,29 @@ fn lazy_request_fields_belong_to_their_request() {
     assert_eq!(s.get("/stash/query").text(), "yes");
     assert_eq!(s.get("/stash/headers").status, 500);
     s.wait_for_log("req.headers read outside its own request");
+    // Set when the table was made: kept.
+    assert_eq!(s.get("/stash/method").text(), "GET");
+}
+
+/// What reads a req table's raw fields sees all of Hull's: `pairs(req)` and
+/// the JSON encoder set the fields built on first read before they look.
+#[test]
+fn pairs_and_json_see_every_request_field() {
+    let s = Server::fixture("basic", &["--workers", "1"]);
+    assert_eq!(
+        s.get("/req/pairs?a=1").text(),
+        "headers,method,params,path,query"
+    );
+    let mut conn = Conn::open(s.port);
+    let r = conn.request("POST", "/req/json?a=1", &[("x-tag", "t")], Some(b"hi"));
+    let body = r.json();
+    assert_eq!(body["method"], "POST");
+    assert_eq!(body["path"], "/req/json");
+    assert_eq!(body["query"], json!({"a": "1"}));
+    assert_eq!(body["headers"]["x-tag"], "t");
+    assert_eq!(body["body"], "hi");
+    assert_eq!(body["params"], json!([]));
+    let encoded: serde_json::Value = serde_json::from_str(&s.get("/req/encode").text()).unwrap();
+    assert_eq!(encoded["method"], "GET");
+    assert_eq!(encoded["path"], "/req/encode");
 }

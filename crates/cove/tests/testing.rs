@@ -88,7 +88,7 @@ fn passing_suites_exit_zero_with_hulls_output() {
         ),
         "{text}"
     );
-    assert!(text.contains("\n6/6 tests passed\n"), "{text}");
+    assert!(text.contains("\n7/7 tests passed\n"), "{text}");
     assert!(text.contains("  PASS  async cases are awaited\n"), "{text}");
     assert!(text.contains("\n7/7 tests passed\n"), "{text}");
     // The handler's error is logged where the user sees it.
@@ -108,7 +108,7 @@ fn failures_exit_one_and_name_file_line_and_the_difference() {
         "  FAIL  an error that does not match\n    tests/test_fail.lua:10: test.err: error 'tests/test_fail.lua:10: other' does not match pattern 'wanted'\n",
         "  PASS  a passing case after failures\n",
         "--- tests/test_broken.lua ---\n  ERROR  the file failed to load\n    tests/test_broken.lua:3:",
-        "\n7/11 tests passed, 4 failed\n",
+        "\n8/12 tests passed, 4 failed\n",
         "  FAIL  a deep mismatch\n    tests/test_fail.js:2: test.eq failed: items\n",
         "  FAIL  a falsy value\n    tests/test_fail.js:6: expected a user\n",
         // Hull lets a rejected async test pass; here it fails.
