@@ -87,6 +87,9 @@ app.get("/ctx/fresh", (req, res) => {
   res.json({ n: req.ctx.n, same: req.ctx === ctx, table: typeof ctx === "object" && ctx !== null });
 });
 app.get("/headers", (req, res) => res.json({ custom: req.headers["x-custom"], dup: req.headers["x-dup"] }));
+// The whole req, none of its fields read first.
+app.post("/req/whole/:id", (req, res) => res.json(req));
+app.post("/req/encoded/:id", (req, res) => res.text(JSON.stringify(req)));
 app.post("/echo", (req, res) => res.text(req.body ?? "<nil>"));
 // The UTF-8 size of the body as JS sees it.
 app.post("/body-size", (req, res) => {

@@ -98,6 +98,9 @@ end)
 app.get("/headers", function(req, res)
   res:json({ custom = req.headers["x-custom"], dup = req.headers["x-dup"] })
 end)
+-- The whole req, none of its fields read first.
+app.post("/req/whole/:id", function(req, res) res:json(req) end)
+app.post("/req/encoded/:id", function(req, res) res:text(json.encode(req)) end)
 app.post("/echo", function(req, res)
   if req.body == nil then return res:text("<nil>") end
   res:text(req.body)

@@ -111,6 +111,29 @@
       configurable: true,
     });
   }
+  // JSON.stringify(req) and res.json(req) see every field, as Hull's plain
+  // object has them (reading one builds it), then the app's own; `ctx` only
+  // once built. A req kept past its request gives the fields it has.
+  const hasOwnProperty = Object.prototype.hasOwnProperty;
+  defineProperty(Req.prototype, "toJSON", {
+    value: function toJSON() {
+      const out = {};
+      for (const name of ["method", "path", "query", "params", "headers", "body"]) {
+        try {
+          out[name] = this[name];
+        } catch (e) {
+          // Not built in time: left out.
+        }
+      }
+      for (const name of Object.keys(this)) {
+        if (!hasOwnProperty.call(out, name)) out[name] = this[name];
+      }
+      return out;
+    },
+    enumerable: false,
+    configurable: true,
+  });
+
   // One `res` per worker, as in the Lua runtime (its methods write into the
   // response of the call in progress); making one per request cost ~1k
   // instructions.
