@@ -82,7 +82,9 @@ impl LockHold {
 
     /// Gives the lock back if held and `conn` has no transaction open.
     pub(crate) fn release_if_idle(&mut self, conn: &rusqlite::Connection) {
-        if conn.is_autocommit() {
+        // Asked after every script call: most hold no lock, and then need
+        // no call into SQLite.
+        if self.guard.is_some() && conn.is_autocommit() {
             self.release();
         }
     }
