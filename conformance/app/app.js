@@ -90,6 +90,7 @@ app.get("/headers", (req, res) => res.json({ custom: req.headers["x-custom"], du
 // The whole req, none of its fields read first.
 app.post("/req/whole/:id", (req, res) => res.json(req));
 app.post("/req/encoded/:id", (req, res) => res.text(JSON.stringify(req)));
+app.post("/req/nested/:id", (req, res) => res.json({ list: [req] }));
 app.post("/echo", (req, res) => res.text(req.body ?? "<nil>"));
 // The UTF-8 size of the body as JS sees it.
 app.post("/body-size", (req, res) => {

@@ -101,6 +101,7 @@ end)
 -- The whole req, none of its fields read first.
 app.post("/req/whole/:id", function(req, res) res:json(req) end)
 app.post("/req/encoded/:id", function(req, res) res:text(json.encode(req)) end)
+app.post("/req/nested/:id", function(req, res) res:json({ list = { req } }) end)
 app.post("/echo", function(req, res)
   if req.body == nil then return res:text("<nil>") end
   res:text(req.body)

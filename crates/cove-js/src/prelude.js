@@ -101,7 +101,10 @@
   };
   // The getters are native (request.rs): they refuse a req kept past its
   // request, and make the value an own property.
-  for (const name of ["query", "headers", "method", "path", "params", "body", "ctx"]) {
+  // The fields (request.rs FIELDS order); all but `ctx` are what a req
+  // encoded whole has.
+  const reqFields = ["query", "headers", "method", "path", "params", "body", "ctx"];
+  for (const name of reqFields) {
     defineProperty(Req.prototype, name, {
       get: reqGetters[name],
       set(value) {
@@ -118,7 +121,8 @@
   defineProperty(Req.prototype, "toJSON", {
     value: function toJSON() {
       const out = {};
-      for (const name of ["method", "path", "query", "params", "headers", "body"]) {
+      for (const name of reqFields) {
+        if (name === "ctx") continue;
         try {
           out[name] = this[name];
         } catch (e) {

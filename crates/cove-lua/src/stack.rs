@@ -27,11 +27,13 @@ const MAX_DEPTH: usize = 128;
 /// Encode `value` as JSON with Hull's Lua rules (see json.rs).
 pub(crate) fn encode(lua: &Lua, value: &Value) -> Result<Vec<u8>, JsonError> {
     let mut result = Err(JsonError::TooDeep);
-    // SAFETY: the walker only reads. `lua_next` on keys taken from the same
-    // table, `lua_rawlen`, `lua_rawgeti` and `lua_tolstring` on values that
-    // are already strings neither allocate nor raise, and the stack is
-    // grown with `lua_checkstack` (which reports failure, never raises)
-    // before each push. So no Lua error can unwind through these frames.
+    // SAFETY: the walker only reads, but for the fields it sets on req
+    // tables, with the heap cap lifted (request::fill). `lua_next` on keys
+    // taken from the same table, `lua_rawlen`, `lua_rawgeti` and
+    // `lua_tolstring` on values that are already strings neither allocate
+    // nor raise, and the stack is grown with `lua_checkstack` (which reports
+    // failure, never raises) before each push. So no Lua error can unwind
+    // through these frames.
     let called = unsafe {
         lua.exec_raw::<()>(value, |state| {
             result = encode_at(state, ffi::lua_gettop(state));
@@ -139,10 +141,11 @@ impl Encoder {
         }
         match crate::rows::meta_at(state, idx) {
             Meta::Packed(block) => return crate::rows::write_json(block, &mut self.buf),
-            // A req table given to the encoder is encoded with every field
-            // Hull's has. Set before the walk has anything on the stack:
-            // setting them allocates, and may run the collector.
-            Meta::Other if depth == 1 && crate::request::is_req(state, idx) => {
+            // A req table is encoded with every field Hull's has, set here.
+            // Setting them allocates and may run the collector, which is
+            // safe at any depth: every table above has been listed whole
+            // (no `lua_next` is under way) and all it holds is on the stack.
+            Meta::Other if crate::request::is_req(state, idx) => {
                 crate::request::fill(state, idx);
             }
             _ => {}
