@@ -21,7 +21,7 @@ pub use job::{Job, JobOutput};
 pub use limits::{Limits, OUT_OF_HEAP};
 pub use pipeline::{
     run_main, run_main_blocking, run_pre, run_pre_blocking, App, Engine, Flow, ScriptApp,
-    ScriptError, Step,
+    ScriptError, Step, TurnTx,
 };
 pub use query::{parse_query, percent_decode};
 pub use response::{Response, ResponseError, DEFAULT_CSP};

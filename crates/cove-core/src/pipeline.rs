@@ -82,11 +82,12 @@ pub trait Engine {
     fn touched_group(&self, _state: &Self::State) -> Option<u64> {
         None
     }
-    /// Whether a write group is open and needs committing.
-    fn group_open(&self) -> bool {
-        false
+    /// What the worker's connection holds open until the end of the turn.
+    fn turn_tx(&self) -> TurnTx {
+        TurnTx::None
     }
-    /// Commit the open write group; returns whether it committed.
+    /// Commit the open write group and end the read snapshot; returns
+    /// whether the group committed.
     fn commit_group(&self) -> bool {
         true
     }
@@ -94,6 +95,19 @@ pub trait Engine {
     fn group_result(&self, _group: u64) -> Option<bool> {
         Some(true)
     }
+}
+
+/// What a worker's database connection holds open until the end of the
+/// event-loop turn (group commit and read snapshots, see cove-db).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnTx {
+    None,
+    /// A read snapshot the turn's reads share: end it once the requests
+    /// that are ready now have run.
+    Read,
+    /// A write group: commit it after the next poll for I/O as well, so that
+    /// the writes of requests arriving meanwhile join it.
+    Write,
 }
 
 /// Call `id`, or resume the call that suspended on it.

@@ -57,8 +57,8 @@ impl Db {
             let _ = self.group.end_batch(&self.conn, &mut self.hold, false);
             return true;
         }
-        // An open group is not stale: it commits at the end of the turn.
-        let stale = self.in_transaction() && !self.group.open;
+        // An open group or read snapshot is not stale: it ends with the turn.
+        let stale = self.in_transaction() && !self.group.held();
         if stale {
             // Nothing useful can be done if ROLLBACK itself fails; the lock then stays
             // held because the transaction is still open.

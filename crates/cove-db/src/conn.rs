@@ -45,13 +45,13 @@ pub enum Origin {
 
 /// One SQLite connection, owned by one worker thread.
 pub struct Db {
-    // Field order matters: the statements are finalized before their connection closes,
-    // and the connection closes (rolling back any open transaction) before `hold` drops
-    // and hands the write lock to the next worker.
+    // Field order matters: the statements (the cache's and the group's) are finalized
+    // before their connection closes, and the connection closes (rolling back any open
+    // transaction) before `hold` drops and hands the write lock to the next worker.
     pub(crate) stmts: StmtCache,
+    pub(crate) group: Group,
     pub(crate) conn: Connection,
     pub(crate) hold: LockHold,
-    pub(crate) group: Group,
 }
 
 impl std::fmt::Debug for Db {
@@ -68,7 +68,13 @@ impl Db {
     /// Opens (creating if needed) a read-write database; `lock` must be shared by every `Db` of `path`.
     pub fn open(path: &Path, lock: WriteLock) -> Result<Db, DbError> {
         let conn = Connection::open(path).map_err(|e| open_error(path, e))?;
-        Db::configure(conn, lock, PRAGMAS).map_err(|e| open_error(path, e))
+        let mut db = Db::configure(conn, lock, PRAGMAS).map_err(|e| open_error(path, e))?;
+        let mode: String = db
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(|e| open_error(path, e))?;
+        db.group.snapshots = mode.eq_ignore_ascii_case("wal");
+        Ok(db)
     }
 
     /// Opens an existing database read-only (for tooling such as `cove migrate --status`).

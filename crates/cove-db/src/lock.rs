@@ -9,6 +9,10 @@
 //! context switch per insert and a third of the throughput), and parking_lot's eventual
 //! fairness keeps a waiting worker from starving. The holding `Db` keeps the guard
 //! (`send_guard` makes it `Send`, so `Db` stays `Send`).
+//!
+//! Every release also counts a finished write: a worker that keeps one read
+//! snapshot for its turn (see `group.rs`) starts a new one when the count has
+//! moved, so it never misses a write this process has acknowledged.
 
 use parking_lot::{lock_api::ArcMutexGuard, Mutex, RawMutex};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +23,9 @@ struct Shared {
     mutex: Arc<Mutex<()>>,
     /// Callers inside `acquire`, for tests that need to see a writer queued.
     waiting: AtomicU64,
+    /// Releases so far: each one ended a write transaction (or a writer's
+    /// turn with the lock), committed or not.
+    released: AtomicU64,
 }
 
 /// Write lock for one database file; clone it into every worker's [`crate::Db`] of that file.
@@ -37,6 +44,12 @@ impl WriteLock {
         let g = self.0.mutex.lock_arc();
         self.0.waiting.fetch_sub(1, Ordering::SeqCst);
         g
+    }
+
+    /// How many times the lock has been released: unchanged since a read
+    /// snapshot began means no write of this process committed since.
+    pub(crate) fn released(&self) -> u64 {
+        self.0.released.load(Ordering::Acquire)
     }
 }
 
@@ -75,9 +88,18 @@ impl LockHold {
         }
     }
 
-    /// Gives the lock back if held.
+    /// Gives the lock back if held. The transaction has ended by now, so a
+    /// reader that sees the new count also sees what it wrote.
     pub(crate) fn release(&mut self) {
-        self.guard = None;
+        if let Some(guard) = self.guard.take() {
+            self.lock.0.released.fetch_add(1, Ordering::Release);
+            drop(guard);
+        }
+    }
+
+    /// The lock this `Db` takes for writes.
+    pub(crate) fn lock(&self) -> &WriteLock {
+        &self.lock
     }
 
     /// Gives the lock back if held and `conn` has no transaction open.

@@ -139,6 +139,38 @@ impl Drop for Stmt {
     }
 }
 
+/// One of Cove's own statements without parameters (`BEGIN`, `COMMIT`),
+/// prepared on first use and kept: run once or twice a turn, they cost ~300
+/// instructions less each than through rusqlite's statement cache.
+#[derive(Default)]
+pub(crate) struct Kept(Option<Stmt>);
+
+impl Kept {
+    /// Runs `sql` (always the same for one `Kept`) to completion.
+    pub(crate) fn run(&mut self, conn: &Connection, sql: &str) -> Result<(), DbError> {
+        let stmt = match &mut self.0 {
+            Some(stmt) => stmt,
+            empty => match Stmt::prepare(conn, sql, true)? {
+                Prepared::One(stmt) => empty.insert(stmt),
+                _ => return Err(DbError::Sql(format!("not one statement: {sql}"))),
+            },
+        };
+        let running = stmt.start(&[])?;
+        while running.step()? {}
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Kept(prepared)"
+        } else {
+            "Kept"
+        })
+    }
+}
+
 /// A statement with its parameters bound, between its first step and its reset.
 pub(crate) struct Running<'s> {
     stmt: &'s Stmt,

@@ -8,7 +8,7 @@ use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Promise, Runt
 
 use cove_caps::{Csp, Registered, Shared};
 use cove_core::{
-    Engine, Exchange, Flow, HandlerId, Job, JobOutput, ScriptApp, ScriptConfig, ScriptError,
+    Engine, Exchange, Flow, HandlerId, Job, JobOutput, ScriptApp, ScriptConfig, ScriptError, TurnTx,
 };
 use cove_db::Db;
 
@@ -348,8 +348,8 @@ impl Engine for JsEngine {
     fn touched_group(&self, st: &ReqState) -> Option<u64> {
         st.touched
     }
-    fn group_open(&self) -> bool {
-        self.host.db.borrow().group_open()
+    fn turn_tx(&self) -> TurnTx {
+        self.host.db.borrow().turn_tx()
     }
     fn commit_group(&self) -> bool {
         self.host.db.borrow_mut().commit_group()

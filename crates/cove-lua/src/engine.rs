@@ -7,6 +7,7 @@ use mlua::{Function, Lua, Table, Value};
 use cove_caps::{Csp, Registered, Shared};
 use cove_core::{
     Engine, Exchange, Flow, HandlerId, JobOutput, ScriptApp, ScriptConfig, ScriptError, Target,
+    TurnTx,
 };
 use cove_db::Db;
 
@@ -172,8 +173,8 @@ impl Engine for LuaEngine {
     fn touched_group(&self, st: &ReqState) -> Option<u64> {
         st.touched
     }
-    fn group_open(&self) -> bool {
-        self.with_db(|db| db.group_open()).unwrap_or(false)
+    fn turn_tx(&self) -> TurnTx {
+        self.with_db(|db| db.turn_tx()).unwrap_or(TurnTx::None)
     }
     fn commit_group(&self) -> bool {
         self.with_db(|db| db.commit_group()).unwrap_or(true)

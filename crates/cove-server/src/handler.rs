@@ -10,7 +10,7 @@ use http_body_util::BodyExt;
 use hyper::body::{Body as _, Incoming};
 use tokio::sync::Notify;
 
-use cove_core::{log, run_main, run_pre, App, Engine, Exchange, Flow, Step, Target};
+use cove_core::{log, run_main, run_pre, App, Engine, Exchange, Flow, Step, Target, TurnTx};
 
 use crate::convert::{closing, request_head, to_http, HttpResponse};
 use crate::static_files::{self, StaticFiles};
@@ -54,16 +54,27 @@ impl<A: App + 'static> ScriptHandler<A> {
         self
     }
 
-    /// If a write group is open, commit it once the requests that are ready
-    /// now have run (`yield_now` puts the commit behind them).
+    /// If a write group or a read snapshot is open, end it once the requests
+    /// that are ready now have run. A write group also waits for the next
+    /// poll for I/O (`yield_now` defers past it), so the writes of the
+    /// requests it finds join the group. A read snapshot does not: the extra
+    /// poll would cost a lone request more than the snapshot saves it.
     fn schedule_commit(self: &Rc<Self>) {
-        if self.commit_scheduled.get() || !self.app.engine().group_open() {
+        if self.commit_scheduled.get() {
+            return;
+        }
+        let tx = self.app.engine().turn_tx();
+        if tx == TurnTx::None {
             return;
         }
         self.commit_scheduled.set(true);
         let this = self.clone();
         tokio::task::spawn_local(async move {
-            tokio::task::yield_now().await;
+            if tx == TurnTx::Write {
+                tokio::task::yield_now().await;
+            } else {
+                behind_ready_tasks().await;
+            }
             this.commit_scheduled.set(false);
             if !this.app.engine().commit_group() {
                 log::error("a write group failed to commit; its requests get 500");
@@ -85,6 +96,21 @@ impl<A: App + 'static> ScriptHandler<A> {
             notified.await;
         }
     }
+}
+
+/// Returns once every task that is ready now has run: the task wakes itself,
+/// which queues it behind them (`yield_now` would wait for an I/O poll too).
+async fn behind_ready_tasks() {
+    let mut queued = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut queued, true) {
+            std::task::Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await;
 }
 
 enum BodyError {
@@ -205,6 +231,8 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
             }
         }
         drive(engine, &mut ex, &mut state, run_main, commit).await;
+        // Its reads may have left the turn's read snapshot open.
+        self.schedule_commit();
         // A response that acknowledges no write goes out without a wait
         // (and without moving the exchange into one more future).
         match engine.touched_group(&state) {

@@ -195,7 +195,8 @@ pub struct ServeArgs {
     pub drain_timeout: u64,
 
     /// Commit each write on its own instead of grouping the writes of one
-    /// event-loop turn into one transaction.
+    /// event-loop turn into one transaction (reads then also take a snapshot
+    /// each instead of sharing one per turn).
     #[arg(long)]
     pub no_group_commit: bool,
 

@@ -7,6 +7,7 @@ mod locking;
 mod migrations;
 mod open;
 mod query;
+mod snapshot;
 
 use crate::{Db, Origin, Value, WriteLock};
 use std::path::PathBuf;
