@@ -86,6 +86,11 @@ pub trait Engine {
     fn turn_tx(&self) -> TurnTx {
         TurnTx::None
     }
+    /// Whether this request's last call left a turn transaction open, as
+    /// noted in its state (cheaper than asking the connection again).
+    fn left_open(&self, _state: &Self::State) -> bool {
+        true
+    }
     /// Commit the open write group and end the read snapshot; returns
     /// whether the group committed.
     fn commit_group(&self) -> bool {

@@ -59,6 +59,8 @@ pub struct ReqState {
     has_body: bool,
     /// The latest write group this request's statements ran in.
     touched: Option<u64>,
+    /// The last call left a write group or read snapshot open.
+    left_open: bool,
     /// The handler's promise while it awaits blocking work.
     waiting: Option<Waiting>,
 }
@@ -351,6 +353,9 @@ impl Engine for JsEngine {
     fn turn_tx(&self) -> TurnTx {
         self.host.db.borrow().turn_tx()
     }
+    fn left_open(&self, st: &ReqState) -> bool {
+        st.left_open
+    }
     fn commit_group(&self) -> bool {
         self.host.db.borrow_mut().commit_group()
     }
@@ -426,7 +431,10 @@ impl JsEngine {
         }
         st.started = true;
         st.has_body = ex.req.body.is_some();
-        self.host.db.borrow_mut().finish_call(&mut st.touched);
+        let mut db = self.host.db.borrow_mut();
+        db.finish_call(&mut st.touched);
+        st.left_open = db.turn_tx() != TurnTx::None;
+        drop(db);
         match result {
             Ok(Outcome::Done(flow)) => Ok(flow),
             Ok(Outcome::Wait(job)) => {

@@ -53,6 +53,8 @@ pub struct ReqState {
     has_body: bool,
     /// The latest write group this request's statements ran in.
     touched: Option<u64>,
+    /// The last call left a write group or read snapshot open.
+    left_open: bool,
     /// The handler's coroutine while it waits on a job (suspend.rs).
     suspended: Option<suspend::Suspended>,
 }
@@ -176,6 +178,9 @@ impl Engine for LuaEngine {
     fn turn_tx(&self) -> TurnTx {
         self.with_db(|db| db.turn_tx()).unwrap_or(TurnTx::None)
     }
+    fn left_open(&self, st: &ReqState) -> bool {
+        st.left_open
+    }
     fn commit_group(&self) -> bool {
         self.with_db(|db| db.commit_group()).unwrap_or(true)
     }
@@ -267,7 +272,12 @@ impl LuaEngine {
         if let Some(res) = crate::native::end() {
             ex.res = res;
         }
-        self.with_db(|db| db.finish_call(&mut st.touched));
+        st.left_open = self
+            .with_db(|db| {
+                db.finish_call(&mut st.touched);
+                db.turn_tx() != TurnTx::None
+            })
+            .unwrap_or(false);
         result
     }
 

@@ -232,7 +232,9 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         }
         drive(engine, &mut ex, &mut state, run_main, commit).await;
         // Its reads may have left the turn's read snapshot open.
-        self.schedule_commit();
+        if engine.left_open(&state) {
+            self.schedule_commit();
+        }
         // A response that acknowledges no write goes out without a wait
         // (and without moving the exchange into one more future).
         match engine.touched_group(&state) {

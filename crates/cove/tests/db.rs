@@ -6,7 +6,9 @@ use std::thread;
 
 use serde_json::json;
 
-use crate::util::{fixture, line_of, Conn, Server};
+use crate::util::{both, example_file, fixture, line_of, Conn, Lang, Server};
+
+both!(a_write_from_another_process_is_seen_by_the_next_request);
 
 fn server() -> Server {
     Server::fixture("db", &[])
@@ -253,6 +255,25 @@ fn acknowledged_writes_are_seen_by_busy_readers() {
     stop.store(true, Ordering::Relaxed);
     for r in readers {
         assert!(r.join().expect("reader") > 0);
+    }
+}
+
+/// A read snapshot ends with its turn: a row another process inserts
+/// between two requests is listed by the second (the snapshot would
+/// otherwise stay open while no write of this process moves the count).
+fn a_write_from_another_process_is_seen_by_the_next_request(lang: Lang) {
+    let s = Server::start(&example_file("rest_api", lang.ext()), &["--workers", "1"]);
+    let other = rusqlite::Connection::open(s.db_path()).unwrap();
+    let mut conn = s.conn();
+    for i in 0..20 {
+        let tasks = conn.request("GET", "/tasks", &[], None).json();
+        assert_eq!(tasks.as_array().map(Vec::len), Some(i), "{lang:?}");
+        other
+            .execute(
+                "INSERT INTO tasks (title, created_at) VALUES ('outside', 0)",
+                [],
+            )
+            .unwrap();
     }
 }
 
