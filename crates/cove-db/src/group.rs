@@ -292,17 +292,17 @@ impl Db {
         stale
     }
 
-    /// After a handler call: roll back a transaction it left open and fold
-    /// the write group its statements ran in into `touched` (the request's
-    /// latest). Returns whether a transaction had been left open (and logs it).
+    /// After a handler call: roll back a transaction it left open (and log
+    /// it) and fold the write group its statements ran in into `touched`
+    /// (the request's latest). Returns whether a write group or read
+    /// snapshot is left open for the end of the turn.
     pub fn finish_call(&mut self, touched: &mut Option<u64>) -> bool {
-        let stale = self.rollback_stale();
-        if stale {
+        if self.rollback_stale() {
             cove_core::log::warn("rolled back a transaction the script left open");
         }
         if let Some(group) = self.take_touched() {
             *touched = Some(touched.map_or(group, |g| g.max(group)));
         }
-        stale
+        self.group.held()
     }
 }

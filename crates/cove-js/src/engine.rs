@@ -431,10 +431,7 @@ impl JsEngine {
         }
         st.started = true;
         st.has_body = ex.req.body.is_some();
-        let mut db = self.host.db.borrow_mut();
-        db.finish_call(&mut st.touched);
-        st.left_open = db.turn_tx() != TurnTx::None;
-        drop(db);
+        st.left_open = self.host.db.borrow_mut().finish_call(&mut st.touched);
         match result {
             Ok(Outcome::Done(flow)) => Ok(flow),
             Ok(Outcome::Wait(job)) => {

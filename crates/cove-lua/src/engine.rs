@@ -273,10 +273,7 @@ impl LuaEngine {
             ex.res = res;
         }
         st.left_open = self
-            .with_db(|db| {
-                db.finish_call(&mut st.touched);
-                db.turn_tx() != TurnTx::None
-            })
+            .with_db(|db| db.finish_call(&mut st.touched))
             .unwrap_or(false);
         result
     }

@@ -206,7 +206,9 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         let mut state = Default::default();
         if !ex.plan.pre.is_empty() {
             let flow = drive(engine, &mut ex, &mut state, run_pre, commit).await;
-            self.schedule_commit();
+            if engine.left_open(&state) {
+                self.schedule_commit();
+            }
             if flow == Flow::Stop {
                 return match engine.touched_group(&state) {
                     None => finish(ex),
