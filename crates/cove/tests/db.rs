@@ -277,6 +277,23 @@ fn a_write_from_another_process_is_seen_by_the_next_request(lang: Lang) {
     }
 }
 
+/// The same for a read in pre-body middleware that short-circuits: the
+/// response goes out without the handler's path, and the snapshot still
+/// ends with the turn.
+#[test]
+fn a_short_circuiting_middleware_read_ends_its_snapshot() {
+    let s = Server::fixture("db", &["--workers", "1"]);
+    let other = rusqlite::Connection::open(s.db_path()).unwrap();
+    for i in 0..20 {
+        // A pre-body short-circuit closes the connection: one per request.
+        let r = s.get("/guarded/count");
+        assert_eq!((r.status, r.json()), (200, json!({ "count": i })));
+        other
+            .execute("INSERT INTO items (name) VALUES ('outside')", [])
+            .unwrap();
+    }
+}
+
 #[test]
 fn results_of_every_size_are_sequences() {
     let s = server();
