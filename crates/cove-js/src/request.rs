@@ -3,6 +3,7 @@
 //! `req` is the current one and call `get(req, which)`, which builds the
 //! value and makes it an ordinary own property of that `req`. `params` and
 //! `body`, when there are any, are defined as the `req` is made.
+#![allow(unsafe_code)]
 
 use rquickjs::{Ctx, Object, Value};
 
@@ -81,6 +82,39 @@ pub(crate) fn define_eager<'js>(ctx: &Ctx<'js>, req: &Value<'js>) -> rquickjs::R
         }
     }
     Ok(())
+}
+
+/// Build every field of the call's own `req` at `obj` but `ctx` (each
+/// getter makes its value an own property), for what lists own
+/// properties, as a template's key/value loop does: it then sees what
+/// Hull's plain object has. Other objects are left alone.
+///
+/// # Safety
+/// `obj` is a live value of `ctx`.
+pub(crate) unsafe fn fill(ctx: &Ctx<'_>, obj: rquickjs::qjs::JSValue) {
+    use rquickjs::qjs;
+    if qjs::JS_VALUE_GET_TAG(obj) != qjs::JS_TAG_OBJECT {
+        return;
+    }
+    let id = qjs::JS_VALUE_GET_PTR(obj) as usize;
+    if crate::host::if_call(|call| call.req_id == id) != Some(true) {
+        return;
+    }
+    let raw = ctx.as_raw().as_ptr();
+    for name in FIELDS.iter().filter(|&&n| n != "ctx") {
+        let atom = qjs::JS_NewAtomLen(raw, name.as_ptr().cast(), name.len() as _);
+        if atom == qjs::JS_ATOM_NULL {
+            let _ = ctx.catch();
+            return;
+        }
+        let v = qjs::JS_GetProperty(raw, obj, atom);
+        qjs::JS_FreeAtom(raw, atom);
+        if qjs::JS_VALUE_GET_TAG(v) == qjs::JS_TAG_EXCEPTION {
+            let _ = ctx.catch();
+        } else {
+            qjs::JS_FreeValue(raw, v);
+        }
+    }
 }
 
 const fn getter(name: &'static str) -> Method {

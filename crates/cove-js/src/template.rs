@@ -473,6 +473,8 @@ impl Host for JsHost<'_, '_> {
                 .map(|i| (ItemKey::Str(i.to_string()), self.item(v, i)))
                 .collect());
         }
+        // SAFETY: `v` is a live value of this context.
+        unsafe { crate::request::fill(self.ctx, v.v) };
         Ok(self
             .own_entries(v, true)
             .into_iter()

@@ -51,8 +51,6 @@ pub(crate) struct Call<'a> {
 
 /// What a request's first call builds its `req` table from.
 pub(crate) struct NewReq<'a> {
-    pub(crate) method: &'a str,
-    pub(crate) path: &'a str,
     pub(crate) body: Option<&'a [u8]>,
     pub(crate) params: &'a [(String, String)],
     /// The prelude's metatable for req tables.
@@ -216,12 +214,8 @@ pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Res
 /// nothing and `setmetatable` is not a Lua call. Raises only on a memory
 /// error; the caller has made room for 6 values.
 unsafe fn push_req(to: *mut ffi::lua_State, new: &NewReq<'_>) {
-    let fields = 2 + new.body.is_some() as c_int + !new.params.is_empty() as c_int;
+    let fields = new.body.is_some() as c_int + !new.params.is_empty() as c_int;
     ffi::lua_createtable(to, 0, fields);
-    ffi::lua_pushlstring(to, new.method.as_ptr().cast(), new.method.len());
-    ffi::lua_setfield(to, -2, c"method".as_ptr());
-    ffi::lua_pushlstring(to, new.path.as_ptr().cast(), new.path.len());
-    ffi::lua_setfield(to, -2, c"path".as_ptr());
     if let Some(b) = new.body {
         ffi::lua_pushlstring(to, b.as_ptr().cast(), b.len());
         ffi::lua_setfield(to, -2, c"body".as_ptr());

@@ -1,5 +1,6 @@
 //! Loading an app into a worker's Lua state and running its handlers.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use mlua::{Function, Lua, Table, Value};
@@ -44,6 +45,9 @@ pub struct LuaEngine {
     csp: Rc<Csp>,
     pub(crate) budget: Rc<Budget>,
     suspend: Rc<suspend::Suspend>,
+    /// Under `cove test`: set every lazy field of a call's req table before
+    /// the call ends, so a test that keeps a `req` can read all of it.
+    pub(crate) fill_req: Cell<bool>,
 }
 
 /// Per-request script state: the `req` table, shared by every call.
@@ -144,6 +148,7 @@ impl LuaEngine {
                 csp: Rc::new(csp),
                 budget,
                 suspend,
+                fill_req: Cell::new(false),
             },
         })
     }
@@ -215,8 +220,6 @@ impl Engine for LuaEngine {
         let params = std::mem::take(&mut ex.req.params);
         let outcome = self.lend(ex, st, |ex, st| {
             let new = st.table.is_none().then(|| NewReq {
-                method: &ex.req.method,
-                path: &ex.req.path,
                 body: ex.req.body.as_deref(),
                 params: &params,
                 meta: self.req_meta,
@@ -268,6 +271,9 @@ impl LuaEngine {
         crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
         request::begin(&mut ex.req);
         let result = f(ex, st);
+        if self.fill_req.get() {
+            request::fill_current(&self.lua, &self.current);
+        }
         request::end(&mut ex.req);
         if let Some(res) = crate::native::end() {
             ex.res = res;

@@ -384,6 +384,27 @@ impl LuaHost<'_> {
         }
     }
 
+    /// Push `obj[key]`, read raw; returns its type.
+    #[inline]
+    fn raw_field(&mut self, obj: &Slot, key: &Key) -> c_int {
+        let id = key.id as usize;
+        // SAFETY: the key is a string on the stack since `prepare`, or in
+        // `keys` (or, past the interner's bound, pushed here: a short
+        // string), and `lua_rawget` calls no metamethod.
+        unsafe {
+            match self.slots.get(id) {
+                Some(&(g, idx)) if g == self.generation => ffi::lua_pushvalue(self.state, idx),
+                _ if id < self.ready => {
+                    ffi::lua_rawgeti(self.state, self.keys, id as ffi::lua_Integer + 1);
+                }
+                _ => {
+                    ffi::lua_pushlstring(self.state, key.name.as_ptr().cast(), key.name.len());
+                }
+            }
+            ffi::lua_rawget(self.state, obj.idx)
+        }
+    }
+
     /// The value of type `ty` just pushed (a nil keeps its slot too: the
     /// next release pops it with the rest, one `lua_settop` less).
     #[inline]
@@ -424,22 +445,21 @@ impl Host for LuaHost<'_> {
         if obj.ty != ffi::LUA_TTABLE || !self.reserve(1) {
             return NIL;
         }
-        let id = key.id as usize;
-        // SAFETY: the key is a string on the stack since `prepare`, or in
-        // `keys` (or, past the interner's bound, pushed here: a short
-        // string), and `lua_rawget` calls no metamethod.
-        let ty = unsafe {
-            match self.slots.get(id) {
-                Some(&(g, idx)) if g == self.generation => ffi::lua_pushvalue(self.state, idx),
-                _ if id < self.ready => {
-                    ffi::lua_rawgeti(self.state, self.keys, id as ffi::lua_Integer + 1);
-                }
-                _ => {
-                    ffi::lua_pushlstring(self.state, key.name.as_ptr().cast(), key.name.len());
+        let mut ty = self.raw_field(obj, key);
+        // A req table's fields built on first read: set them all, then look
+        // again (only a missing field pays for the check).
+        if ty == ffi::LUA_TNIL && self.reserve(4) {
+            // SAFETY: the nil just pushed is popped; `fill` keeps the stack
+            // and, with the heap cap lifted, raises nothing.
+            unsafe {
+                ffi::lua_settop(self.state, -2);
+                if crate::request::fill_if_req(self.state, obj.idx) {
+                    ty = self.raw_field(obj, key);
+                } else {
+                    ffi::lua_pushnil(self.state);
                 }
             }
-            ffi::lua_rawget(self.state, obj.idx)
-        };
+        }
         self.pushed(ty)
     }
 
@@ -547,6 +567,10 @@ impl Host for LuaHost<'_> {
             return Err(format!("cannot loop over {}", kind_name(v.ty)));
         }
         self.plain(v);
+        if self.reserve(4) {
+            // SAFETY: `fill` keeps the stack and, uncapped, raises nothing.
+            unsafe { crate::request::fill_if_req(self.state, v.idx) };
+        }
         let state = self.state;
         let mut out = Vec::new();
         // SAFETY: `lua_next` with the key it returned last (copied, so the

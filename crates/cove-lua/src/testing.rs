@@ -20,6 +20,8 @@ type Cases = Rc<RefCell<Vec<(String, Function)>>>;
 pub fn run_suite(app: LuaApp, files: &AppFiles, test_files: &[String], suite: &mut Suite) {
     let app = Rc::new(app);
     let lua = app.engine.lua.clone();
+    // A test may keep a `req` to look at it after its request.
+    app.engine.fill_req.set(true);
     // Hull: http and smtp are never configured in tests.
     if let Some(mut st) = lua.app_data_mut::<crate::app_api::AppState>() {
         st.registry.disable_outbound();

@@ -79,17 +79,19 @@ fn query_is_decoded_and_last_duplicate_wins() {
     assert_eq!(s.get("/tasks?x=1").text(), "tasks");
 }
 
-/// `req.query/params/headers` are built on first read; a `req` kept past its
-/// request keeps what was read in time and refuses the rest with a clear error.
+/// `req.method/path/query/params/headers` are built on first read; a `req`
+/// kept past its request keeps what was read in time and refuses the rest
+/// with a clear error.
 #[test]
 fn lazy_request_fields_belong_to_their_request() {
     let s = Server::fixture("basic", &["--workers", "1"]);
     assert_eq!(s.get("/stash?keep=yes").text(), "yes");
     assert_eq!(s.get("/stash/query").text(), "yes");
+    assert_eq!(s.get("/stash/method").text(), "GET");
     assert_eq!(s.get("/stash/headers").status, 500);
     s.wait_for_log("req.headers read outside its own request");
-    // Set when the table was made: kept.
-    assert_eq!(s.get("/stash/method").text(), "GET");
+    assert_eq!(s.get("/stash/path").status, 500);
+    s.wait_for_log("req.path read outside its own request");
 }
 
 /// What reads a req table's raw fields sees all of Hull's: `pairs(req)` and

@@ -69,6 +69,22 @@ fn runtimes_differ_where_their_apps_expect_it() {
     assert_eq!(js.get("/truthy").text(), "b=2;a=1;c=3;");
 }
 
+/// A `req` handed to a template shows every field, those built on first
+/// read (crates/cove-lua/src/request.rs) too.
+#[test]
+fn templates_read_every_request_field() {
+    for ext in ["lua", "js"] {
+        let s = Server::start(&app(ext), &[]);
+        let r = s.request("GET", "/req/7?q=x", &[("Accept", "text/x-test")], None);
+        assert_eq!(
+            r.text(),
+            " path=/req/7 GET /req/7 x text/x-test id=7",
+            "{ext}: {}",
+            s.log()
+        );
+    }
+}
+
 /// Query results of two or more rows arrive packed (crates/cove-lua/src/rows.rs);
 /// loops, `length`, `json` and key/value loops read them as plain arrays.
 #[test]
