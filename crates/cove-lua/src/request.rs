@@ -1,9 +1,11 @@
 //! `req` tables (Hull §4.1). `body` and `params`, when there are any, are
-//! set when the table is made; `method`, `path`, `query`, `headers` (and an
-//! empty `params`) and `ctx` are set the first time a script reads them
-//! (most handlers read few or none), from the request of the call in
-//! progress. Setting `method` and `path` up front cost ~2.2k instructions
-//! a request (two keys hashed into a new hash part, and its garbage).
+//! set when the table is made; `query`, `headers` (and an empty `params`)
+//! and `ctx` are set the first time a script reads them (most handlers read
+//! few or none), from the request of the call in progress. `method` and
+//! `path` come from there on every read and are not stored: setting them up
+//! front cost ~1.2k instructions a request (two keys hashed into a new hash
+//! part, and its garbage), and the first key stored on read ~600.
+//! What reads the raw fields ([`fill`]) gets all of them set.
 #![allow(unsafe_code)]
 
 use std::cell::RefCell;
@@ -86,10 +88,15 @@ unsafe extern "C-unwind" fn req_index(state: *mut ffi::lua_State) -> c_int {
             }
             unlimited_raw(state, |_| {
                 push_field(state, field, req);
-                // t[k] = the value, which stays on top as the result.
-                ffi::lua_pushvalue(state, 2);
-                ffi::lua_pushvalue(state, -2);
-                ffi::lua_rawset(state, 1);
+                // A table is stored, so that changes to it last: t[k] = the
+                // value, which stays on top as the result. A string is not
+                // (the first key stored costs the table a hash part, ~600
+                // instructions): it is pushed again on every read.
+                if !matches!(field, Field::Method | Field::Path) {
+                    ffi::lua_pushvalue(state, 2);
+                    ffi::lua_pushvalue(state, -2);
+                    ffi::lua_rawset(state, 1);
+                }
                 Ok(1)
             })?
         })
