@@ -1,5 +1,6 @@
 //! Loading an app into a worker's QuickJS runtime and running its handlers.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -32,9 +33,15 @@ pub type JsApp = ScriptApp<JsEngine>;
 /// every JS value goes before the context and runtime that own it.
 pub struct JsEngine {
     handlers: Vec<Persistent<Function<'static>>>,
-    dispatch: Persistent<Function<'static>>,
+    /// The prelude's `res`, one per worker.
+    res: Persistent<Object<'static>>,
     /// `Req.prototype`: every request's `req` is made from it.
     req_proto: Persistent<Object<'static>>,
+    /// The last two `req`s made, kept alive one request longer than their
+    /// own: the shapes of the fields they gained on read (such as `params`)
+    /// then stay cached, so the next `req` gains the same fields without
+    /// building new shapes.
+    recent: RefCell<[Option<Persistent<Object<'static>>>; 2]>,
     host: Rc<Host>,
     csp: Rc<Csp>,
     pub(crate) budget: Arc<Budget>,
@@ -54,6 +61,10 @@ impl Drop for JsEngine {
 #[derive(Default)]
 pub struct ReqState {
     started: bool,
+    /// This request's `req`, made by its first call and passed to every
+    /// call (a request that waited may run its next call after another
+    /// request made its own).
+    req: Option<Persistent<Object<'static>>>,
     /// The address of this request's `req` object (see host.rs `Call`).
     req_id: usize,
     has_body: bool,
@@ -86,12 +97,13 @@ pub(crate) fn drain_jobs(ctx: &Ctx<'_>) {
     while ctx.execute_pending_job() {}
 }
 
-/// Evaluate the prelude; returns the dispatcher and stores the module objects.
+/// Evaluate the prelude; returns `res` and `Req.prototype`, and stores the
+/// module objects.
 fn install<'js>(
     ctx: &Ctx<'js>,
     host: &Rc<Host>,
     shared: &Shared,
-) -> rquickjs::Result<(Function<'js>, Object<'js>)> {
+) -> rquickjs::Result<(Object<'js>, Object<'js>)> {
     crate::jsonenc::register_protos(ctx)?;
     crate::shapes::init(ctx, &crate::request::FIELDS)?;
     let raw = crate::native::raw_object(ctx, host)?;
@@ -116,7 +128,7 @@ fn install<'js>(
     objects.set("kv", crate::kv::module(ctx, &shared.kv)?)?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
-    Ok((out.get("dispatch")?, out.get("reqProto")?))
+    Ok((out.get("res")?, out.get("reqProto")?))
 }
 
 /// Evaluate the entry module (and what it imports), running top-level await.
@@ -182,20 +194,20 @@ impl JsEngine {
         let host = Rc::new(Host::new(db));
 
         let loaded = context.with(|ctx| {
-            let (dispatch, req_proto) =
+            let (res, req_proto) =
                 install(&ctx, &host, shared).map_err(|e| describe(&ctx, e, &budget))?;
             crate::shapes::keep_empty(&ctx, &req_proto);
             budget.reset();
             let entry = run_entry(&ctx, &display, source, &budget);
             let saved = (
-                Persistent::save(&ctx, dispatch),
+                Persistent::save(&ctx, res),
                 Persistent::save(&ctx, req_proto),
             );
             Ok::<_, String>((saved, entry))
         });
         host.db.borrow_mut().finish_load();
         let registered = host.registry.borrow_mut().finish();
-        let ((dispatch, req_proto), entry) = loaded?;
+        let ((res, req_proto), entry) = loaded?;
         entry?;
         let Registered {
             routes,
@@ -204,8 +216,9 @@ impl JsEngine {
         } = registered.require_routes(&display, r#"app.get("/", (req, res) => res.text("hi"))"#)?;
         let engine = JsEngine {
             handlers,
-            dispatch,
+            res,
             req_proto,
+            recent: RefCell::default(),
             host,
             csp: Rc::new(csp),
             budget,
@@ -248,19 +261,30 @@ impl JsEngine {
             .get(id as usize)
             .ok_or_else(|| format!("no handler {id}"))?;
         let handler = handler.clone().restore(ctx).map_err(fail)?;
-        let dispatch = self.dispatch.clone().restore(ctx).map_err(fail)?;
-        let req = if st.started {
-            Value::new_undefined(ctx.clone())
-        } else {
-            let proto = self.req_proto.clone().restore(ctx).map_err(fail)?;
-            let req = Object::new_proto(ctx.clone(), Some(&proto)).map_err(fail)?;
-            st.req_id = identity(&req);
-            set_req_id(st.req_id);
-            let req = req.into_value();
-            crate::request::define_eager(ctx, &req).map_err(fail)?;
-            req
+        let req = match &st.req {
+            Some(req) => {
+                let req = req.clone().restore(ctx).map_err(fail)?;
+                // Pre-body middleware saw `body` as null: built again on read.
+                if body_read {
+                    req.remove("body").map_err(fail)?;
+                }
+                req
+            }
+            None => {
+                let proto = self.req_proto.clone().restore(ctx).map_err(fail)?;
+                let req = Object::new_proto(ctx.clone(), Some(&proto)).map_err(fail)?;
+                st.req_id = identity(&req);
+                set_req_id(st.req_id);
+                crate::request::define_eager(ctx, req.as_value()).map_err(fail)?;
+                let kept = Persistent::save(ctx, req.clone());
+                let mut recent = self.recent.borrow_mut();
+                recent[1] = recent[0].replace(kept.clone());
+                st.req = Some(kept);
+                req
+            }
         };
-        let ret: Value = dispatch.call((handler, req, body_read)).map_err(fail)?;
+        let res = self.res.clone().restore(ctx).map_err(fail)?;
+        let ret: Value = handler.call((req, res)).map_err(fail)?;
         drain_jobs(ctx);
         self.outcome(ctx, ret, st)
     }

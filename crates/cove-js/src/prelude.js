@@ -90,11 +90,6 @@
   // request in progress on first read (most handlers read few or none) and
   // then becomes an ordinary own property of that req.
   const { resProto, reqGetters } = raw;
-  let current = null;
-  // The previous request's `req` stays alive one request longer: its shape
-  // (with the fields read lazily, such as `params`) then stays cached, so
-  // the next `req` gains the same fields without building new shapes.
-  let previous = null;
   function Req() {}
   Req.prototype.header = function header(name) {
     return this.headers[String(name).toLowerCase()];
@@ -143,19 +138,8 @@
   // instructions.
   const res = Object.create(resProto);
 
-  // The engine calls this for every handler and middleware of a request:
-  // `req` (made by the engine from Req.prototype) starts a new request;
-  // `bodyRead` says the body arrived since the last call (pre-body
-  // middleware saw `body` as null).
-  function dispatch(handler, req, bodyRead) {
-    if (req !== undefined) {
-      previous = current;
-      current = req;
-    } else if (bodyRead) {
-      delete current.body;
-    }
-    return handler(current, res);
-  }
+  // The engine calls every handler and middleware with its request's `req`
+  // (made from Req.prototype, kept in the request's state) and this `res`.
 
   // ---- no code from strings (Hull deletes eval and Function; the
   // constructor route `(function(){}).constructor` is closed too) -----------
@@ -170,5 +154,5 @@
   delete globalThis.eval;
   delete globalThis.Function;
 
-  return { dispatch, reqProto: Req.prototype, modules: [app, db, json, time, env, log] };
+  return { res, reqProto: Req.prototype, modules: [app, db, json, time, env, log] };
 })

@@ -77,6 +77,38 @@ fn a_resumed_lua_handler_reads_its_own_request() {
     assert_eq!(body["agent"], "h-slow");
 }
 
+/// A request whose middleware waited on a hash, and meanwhile another
+/// request started: its handler gets its own `req` (in JS it got the other
+/// request's).
+#[test]
+fn a_handler_after_waiting_middleware_reads_its_own_request() {
+    for ext in ["lua", "js"] {
+        handler_after_waiting_middleware(ext);
+    }
+}
+
+fn handler_after_waiting_middleware(ext: &str) {
+    let server = Server::start(&app(ext), &["--workers", "1"]);
+    let mut slow = Conn::open(server.port);
+    slow.send(&build_request(
+        "POST",
+        "/mw/slow?tag=q-slow",
+        &[],
+        Some(STORED.as_bytes()),
+    ));
+    thread::sleep(Duration::from_millis(150));
+    let mut other = Conn::open(server.port);
+    let res = other.request("POST", "/mw/other?tag=q-other", &[], Some(b"not a hash"));
+    assert_eq!(res.json()["tag"], "q-other", "{ext}: {}", server.log());
+    let res = slow.read_response();
+    assert_eq!(res.status, 200, "{ext}: {}\n{}", res.text(), server.log());
+    let body = res.json();
+    assert_eq!(body["ok"], true, "{ext}");
+    assert_eq!(body["who"], "slow", "{ext}");
+    assert_eq!(body["tag"], "q-slow", "{ext}");
+    assert_eq!(body["path"], "/mw/slow", "{ext}");
+}
+
 #[test]
 fn js_awaited_crypto_does_not_stall() {
     let server = Server::start(&app("js"), &["--workers", "1"]);
