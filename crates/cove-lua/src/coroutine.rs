@@ -208,11 +208,11 @@ pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Res
     }
 }
 
-/// Push a new req table: `method`, `path`, and `body` and `params` when
-/// there are any, with the prelude's metatable (its lazy fields). Made here
-/// rather than by a table constructor in the prelude: nil fields cost
-/// nothing and `setmetatable` is not a Lua call. Raises only on a memory
-/// error; the caller has made room for 6 values.
+/// Push a new req table: `body` and `params` when there are any, with the
+/// prelude's metatable (its fields built on read, `method` and `path`
+/// too). Made here rather than by a table constructor in the prelude: nil
+/// fields cost nothing and `setmetatable` is not a Lua call. Raises only on
+/// a memory error; the caller has made room for 6 values.
 unsafe fn push_req(to: *mut ffi::lua_State, new: &NewReq<'_>) {
     let fields = new.body.is_some() as c_int + !new.params.is_empty() as c_int;
     ffi::lua_createtable(to, 0, fields);
