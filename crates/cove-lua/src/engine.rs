@@ -39,8 +39,11 @@ pub struct LuaEngine {
     handler_refs: Vec<RawRef>,
     /// The prelude's slot of the req table whose call is in progress.
     current: Table,
-    /// The metatable of req tables (lazy fields), by raw reference.
+    /// The metatable of req tables (lazy fields), `current` and the
+    /// prelude's `res`, by raw reference.
     req_meta: RawRef,
+    current_ref: RawRef,
+    res_ref: RawRef,
     /// The app's Content-Security-Policy for `res:html`.
     csp: Rc<Csp>,
     pub(crate) budget: Rc<Budget>,
@@ -64,8 +67,8 @@ pub struct ReqState {
 }
 
 /// Install the globals and run the prelude; returns its dispatcher, its
-/// current-request slot and the metatable of req tables.
-fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Table)> {
+/// current-request slot, the metatable of req tables and `res`.
+fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Table, Table)> {
     globals::install_time(lua)?;
     globals::install_log(lua)?;
     crate::crypto::install(lua)?;
@@ -83,7 +86,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Tabl
     let prelude = lua
         .load(PRELUDE)
         .set_name("=[cove]")
-        .call::<(Function, Table, Table)>(raw)?;
+        .call::<(Function, Table, Table, Table)>(raw)?;
     request::set_meta(lua, &prelude.2, &prelude.1)?;
     // After the prelude: its own raw reads (of `req` tables, never query
     // results) keep Lua's functions.
@@ -102,7 +105,7 @@ impl LuaEngine {
         lua.set_app_data(AppState::new(config.files.clone()));
         lua.set_app_data(shared.clone());
         let suspend = suspend::install(&lua).map_err(|e| describe(&e))?;
-        let (dispatch, current, req_meta) =
+        let (dispatch, current, req_meta, res) =
             install(&lua, budget.clone()).map_err(|e| describe(&e))?;
 
         let display = config.display_name();
@@ -133,7 +136,10 @@ impl LuaEngine {
             )?;
         let raw_ref = |f: &Function| RawRef::new(&lua, f).map_err(|e| describe(&e));
         let dispatch_ref = raw_ref(&dispatch)?;
-        let req_meta = RawRef::new(&lua, &req_meta).map_err(|e| describe(&e))?;
+        let table_ref = |t: &Table| RawRef::new(&lua, t).map_err(|e| describe(&e));
+        let req_meta = table_ref(&req_meta)?;
+        let current_ref = table_ref(&current)?;
+        let res_ref = table_ref(&res)?;
         let handler_refs = handlers.iter().map(raw_ref).collect::<Result<_, _>>()?;
         Ok(ScriptApp {
             routes,
@@ -145,6 +151,8 @@ impl LuaEngine {
                 handler_refs,
                 current,
                 req_meta,
+                current_ref,
+                res_ref,
                 csp: Rc::new(csp),
                 budget,
                 suspend,
@@ -223,6 +231,8 @@ impl Engine for LuaEngine {
                 body: ex.req.body.as_deref(),
                 params: &params,
                 meta: self.req_meta,
+                current: self.current_ref,
+                res: self.res_ref,
             });
             let call = Call {
                 dispatch: &self.dispatch,

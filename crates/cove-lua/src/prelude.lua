@@ -82,7 +82,8 @@ local req_meta = {
 
 -- The engine calls this for every handler and middleware, with the req
 -- table it made on the request's first call (`req_meta` is its metatable);
--- when more calls follow (`keep`), the table is handed back.
+-- when more calls follow (`keep`), the table is handed back. A request's
+-- only call runs its handler without it (coroutine.rs `dispatch_only`).
 local function dispatch(handler, req, keep)
   current[1] = req
   if keep then
@@ -91,4 +92,4 @@ local function dispatch(handler, req, keep)
   return (handler(req, res))
 end
 
-return dispatch, current, req_meta
+return dispatch, current, req_meta, res
