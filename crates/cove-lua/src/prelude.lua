@@ -62,10 +62,11 @@ require = wrap(raw.require)
 -- the call in progress and raise failures at the caller's line.
 local res = raw.res
 
--- `req.query`, `req.params`, `req.headers` and `req.ctx` are built on first
--- read by `req_meta.__index` (request.rs), from the request of the call in
--- progress: `current[1]`, set here for each call and by the engine when it
--- resumes a suspended one. A table slot, not an upvalue: storing a new
+-- `req.method`, `req.path`, `req.query`, `req.params`, `req.headers` and
+-- `req.ctx` come from `req_meta.__index` (request.rs), from the request of
+-- the call in progress: `current[1]`, set here for each call (by the
+-- engine for a request's only call, which skips `dispatch`) and by the
+-- engine when it resumes a suspended one. A table slot, not an upvalue: storing a new
 -- table in an (old) upvalue makes it old at once under the generational
 -- GC, and every request's tables would then wait for a major collection.
 -- `req.ctx` then stays in the req table that every call of the request
