@@ -51,6 +51,9 @@ pub(crate) struct Call<'a> {
 
 /// What a request's first call builds its `req` table from.
 pub(crate) struct NewReq<'a> {
+    /// Set `method` and `path` at once: the request runs middleware, whose
+    /// reads (a logger's, a router's) would each build them again.
+    pub(crate) with_method_path: bool,
     pub(crate) body: Option<&'a [u8]>,
     pub(crate) params: &'a [(String, String)],
     /// The prelude's metatable for req tables.
@@ -211,14 +214,28 @@ pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Res
     }
 }
 
-/// Push a new req table: `body` and `params` when there are any, with the
-/// prelude's metatable (its fields built on read, `method` and `path`
-/// too). Made here rather than by a table constructor in the prelude: nil
-/// fields cost nothing and `setmetatable` is not a Lua call. Raises only on
-/// a memory error; the caller has made room for 6 values.
+/// Push a new req table: `body` and `params` when there are any, `method`
+/// and `path` when more calls follow, with the prelude's metatable (the
+/// other fields are built on read). Made here rather than by a table
+/// constructor in the prelude: nil fields cost nothing and `setmetatable`
+/// is not a Lua call. Raises only on a memory error; the caller has made
+/// room for 6 values.
 unsafe fn push_req(to: *mut ffi::lua_State, new: &NewReq<'_>) {
-    let fields = new.body.is_some() as c_int + !new.params.is_empty() as c_int;
+    let method_path = if new.with_method_path {
+        crate::request::method_path()
+    } else {
+        None
+    };
+    let fields = 2 * method_path.is_some() as c_int
+        + new.body.is_some() as c_int
+        + !new.params.is_empty() as c_int;
     ffi::lua_createtable(to, 0, fields);
+    if let Some([(mp, ml), (pp, pl)]) = method_path {
+        ffi::lua_pushlstring(to, mp.cast(), ml);
+        ffi::lua_setfield(to, -2, c"method".as_ptr());
+        ffi::lua_pushlstring(to, pp.cast(), pl);
+        ffi::lua_setfield(to, -2, c"path".as_ptr());
+    }
     if let Some(b) = new.body {
         ffi::lua_pushlstring(to, b.as_ptr().cast(), b.len());
         ffi::lua_setfield(to, -2, c"body".as_ptr());

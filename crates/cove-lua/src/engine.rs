@@ -228,6 +228,7 @@ impl Engine for LuaEngine {
         let params = std::mem::take(&mut ex.req.params);
         let outcome = self.lend(ex, st, |ex, st| {
             let new = st.table.is_none().then(|| NewReq {
+                with_method_path: keep,
                 body: ex.req.body.as_deref(),
                 params: &params,
                 meta: self.req_meta,

@@ -1,10 +1,12 @@
 //! `req` tables (Hull §4.1). `body` and `params`, when there are any, are
-//! set when the table is made; `query`, `headers` (and an empty `params`)
-//! and `ctx` are set the first time a script reads them (most handlers read
-//! few or none), from the request of the call in progress. `method` and
+//! set when the table is made, and `method` and `path` when the request
+//! runs middleware; `query`, `headers` (and an empty `params`) and `ctx` are
+//! set the first time a script reads them (most handlers read few or none),
+//! from the request of the call in progress. A lone handler's `method` and
 //! `path` come from there on every read and are not stored: setting them up
 //! front cost ~1.2k instructions a request (two keys hashed into a new hash
-//! part, and its garbage), and the first key stored on read ~600.
+//! part, and its garbage), and the first key stored on read ~600; with
+//! middleware, which reads them again and again, setting them is cheaper.
 //! What reads the raw fields ([`fill`]) gets all of them set.
 #![allow(unsafe_code)]
 
@@ -53,6 +55,20 @@ fn swap_lazy(a: &mut Request, b: &mut Request) {
     std::mem::swap(&mut a.query, &mut b.query);
     std::mem::swap(&mut a.params, &mut b.params);
     std::mem::swap(&mut a.headers, &mut b.headers);
+}
+
+/// `method` and `path` of the call in progress as raw parts (they stay
+/// where they are until [`end`]), for pushing without a borrow held.
+pub(crate) fn method_path() -> Option<[(*const u8, usize); 2]> {
+    CURRENT.with(|c| {
+        let (depth, req) = &*c.borrow();
+        (*depth > 0).then(|| {
+            [
+                (req.method.as_ptr(), req.method.len()),
+                (req.path.as_ptr(), req.path.len()),
+            ]
+        })
+    })
 }
 
 /// The body as a Lua string, if the request has one (and it was read).

@@ -81,8 +81,9 @@ fn query_is_decoded_and_last_duplicate_wins() {
 
 /// `req.method/path/query/params/headers` are built on first read; a `req`
 /// kept past its request keeps the tables read in time and refuses the
-/// rest with a clear error. `method` and `path` are never stored in the
-/// table (request.rs): refused even when read in time.
+/// rest with a clear error. `method` and `path` are not stored when read
+/// (request.rs): refused even when read in time, unless the request ran
+/// middleware, which has them set at once.
 #[test]
 fn lazy_request_fields_belong_to_their_request() {
     let s = Server::fixture("basic", &["--workers", "1"]);
@@ -98,6 +99,9 @@ fn lazy_request_fields_belong_to_their_request() {
     s.wait_for_log("req.method read outside its own request");
     assert_eq!(s.get("/stash/path").status, 500);
     s.wait_for_log("req.path read outside its own request");
+    assert_eq!(s.get("/stash/mw").text(), "ok");
+    assert_eq!(s.get("/stash/method").text(), "GET");
+    assert_eq!(s.get("/stash/path").text(), "/stash/mw");
 }
 
 /// What reads a req table's raw fields sees all of Hull's: `pairs(req)` and
