@@ -405,6 +405,27 @@ impl LuaHost<'_> {
         }
     }
 
+    /// A field read found nil (pushed): if `obj` is a req table, its fields
+    /// built on first read are set and the field is read again. Out of
+    /// line: only a missing field pays for the check.
+    #[cold]
+    #[inline(never)]
+    fn missing_field(&mut self, obj: &Slot, key: &Key) -> c_int {
+        if !self.reserve(4) {
+            return ffi::LUA_TNIL;
+        }
+        // SAFETY: the nil just pushed is popped; `fill` keeps the stack
+        // and, with the heap cap lifted, raises nothing.
+        unsafe {
+            ffi::lua_settop(self.state, -2);
+            if crate::request::fill_if_req(self.state, obj.idx) {
+                return self.raw_field(obj, key);
+            }
+            ffi::lua_pushnil(self.state);
+        }
+        ffi::LUA_TNIL
+    }
+
     /// The value of type `ty` just pushed (a nil keeps its slot too: the
     /// next release pops it with the rest, one `lua_settop` less).
     #[inline]
@@ -446,19 +467,8 @@ impl Host for LuaHost<'_> {
             return NIL;
         }
         let mut ty = self.raw_field(obj, key);
-        // A req table's fields built on first read: set them all, then look
-        // again (only a missing field pays for the check).
-        if ty == ffi::LUA_TNIL && self.reserve(4) {
-            // SAFETY: the nil just pushed is popped; `fill` keeps the stack
-            // and, with the heap cap lifted, raises nothing.
-            unsafe {
-                ffi::lua_settop(self.state, -2);
-                if crate::request::fill_if_req(self.state, obj.idx) {
-                    ty = self.raw_field(obj, key);
-                } else {
-                    ffi::lua_pushnil(self.state);
-                }
-            }
+        if ty == ffi::LUA_TNIL {
+            ty = self.missing_field(obj, key);
         }
         self.pushed(ty)
     }
