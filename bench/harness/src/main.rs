@@ -89,7 +89,8 @@ Options:
                      the Lua app's Hull HTTP routes and the template table
                      in both runtimes
   --requests N       N for --instructions (default 2000)
-  --cove PATH        cove binary (default: next to cove-bench)
+  --cove PATH        cove binary (default: next to cove-bench); bench/run
+                     --pgo builds tools/build-pgo's and passes it here
   --app PATH         Lua app (default: bench/apps/hello/app.lua), also the
                      one --instructions measures the Hull HTTP routes of
   --js-app PATH      JavaScript app (default: bench/apps/hello/app.js)

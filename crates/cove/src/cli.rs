@@ -4,11 +4,18 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// `cove --version`: the package version, marked when tools/build-pgo built
+/// the binary (benchmark reports quote it).
+pub const VERSION: &str = match option_env!("COVE_PGO") {
+    Some(_) => concat!(env!("CARGO_PKG_VERSION"), " (pgo)"),
+    None => env!("CARGO_PKG_VERSION"),
+};
+
 /// Serve a Hull-style Lua or JavaScript web app with SQLite built in, on every core.
 #[derive(Debug, Parser)]
 #[command(
     name = "cove",
-    version,
+    version = VERSION,
     about,
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  cove -p 8080 -d data.db examples/hello/app.lua\n  cove -p 8080 examples/hello/app.js\n  cove examples/rest_api          (a directory: its app.js, else its app.lua, is served)\n  cove new blog && cove test blog && cove dev blog\n  cove build -o blog-server blog  (one file: Cove and the app)"
@@ -214,7 +221,7 @@ pub struct ServeArgs {
 /// stray path gets a message that explains it (see `build::serve_built`)
 /// rather than clap's "unexpected argument".
 pub fn built_command(app: &str) -> clap::Command {
-    let cove = env!("CARGO_PKG_VERSION");
+    let cove = VERSION;
     // clap keeps names as `&'static str`; this runs once per process.
     let name: &'static str = Box::leak(app.to_string().into_boxed_str());
     let version: &'static str = Box::leak(format!("(built with cove {cove})").into_boxed_str());
