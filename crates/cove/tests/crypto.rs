@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::util::{build_request, race, Conn, Server};
 
@@ -21,25 +21,47 @@ fn app(ext: &str) -> PathBuf {
         .join(format!("app.{ext}"))
 }
 
-/// `/health` answered while a POST of the stored hash to `slow_path` was
-/// not (a PBKDF2 of 100k iterations takes far longer than the head start in
-/// the test build).
-fn health_beats(server: &Server, slow_path: &str) -> bool {
-    let request = build_request("POST", slow_path, &[], Some(STORED.as_bytes()));
-    race::health_beats(server, &request, Duration::from_millis(150))
+/// The same at 3,000,000 iterations, for an optimized binary (`slow_stored`).
+const STORED_3M: &str = "pbkdf2:3000000:000102030405060708090a0b0c0d0e0f:\
+c5be1cc38a83b6ce3dc1f20714b6312eab582690569d463f1d01954a76e28b7f";
+
+/// The race's head start: time for the worker to pick the slow request up.
+const HEAD_START: Duration = Duration::from_millis(150);
+
+/// A stored hash whose check takes far longer than [`HEAD_START`] on the
+/// binary under test. Hull's 100,000 iterations take ~1.4 s in the debug
+/// build but ~15 ms in the release one (`COVE_BIN`, see util::bin), which
+/// gets 30 times as many. Timed on `inline_path`, which never suspends, so
+/// that the race's hash is still the server's first suspended one.
+fn slow_stored(server: &Server, inline_path: &str) -> &'static str {
+    let start = Instant::now();
+    let res = Conn::open(server.port).request("POST", inline_path, &[], Some(STORED.as_bytes()));
+    assert_eq!(res.json()["ok"], true, "{}", server.log());
+    if start.elapsed() >= 5 * HEAD_START {
+        STORED
+    } else {
+        STORED_3M
+    }
+}
+
+/// `/health` answered while a POST of `stored` to `slow_path` was not.
+fn health_beats(server: &Server, slow_path: &str, stored: &str) -> bool {
+    let request = build_request("POST", slow_path, &[], Some(stored.as_bytes()));
+    race::health_beats(server, &request, HEAD_START)
 }
 
 #[test]
 fn lua_handlers_suspend_on_slow_crypto() {
     let server = Server::start(&app("lua"), &["--workers", "1"]);
+    let stored = slow_stored(&server, "/verify-inline");
     // Every handler runs as a coroutine: its very first hash suspends.
     assert!(
-        health_beats(&server, "/verify"),
+        health_beats(&server, "/verify", stored),
         "/health waited for the first hash:\n{}",
         server.log()
     );
     assert!(
-        !health_beats(&server, "/verify-inline"),
+        !health_beats(&server, "/verify-inline", stored),
         "control: in the script's own coroutine the hash runs inline and stalls the worker"
     );
     let mut conn = Conn::open(server.port);
@@ -112,13 +134,14 @@ fn handler_after_waiting_middleware(ext: &str) {
 #[test]
 fn js_awaited_crypto_does_not_stall() {
     let server = Server::start(&app("js"), &["--workers", "1"]);
+    let stored = slow_stored(&server, "/verify-sync");
     assert!(
-        health_beats(&server, "/verify"),
+        health_beats(&server, "/verify", stored),
         "/health waited for the hash:\n{}",
         server.log()
     );
     assert!(
-        !health_beats(&server, "/verify-sync"),
+        !health_beats(&server, "/verify-sync", stored),
         "control: Hull's synchronous verifyPassword stalls the worker"
     );
     let mut conn = Conn::open(server.port);

@@ -14,15 +14,21 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
 /// Upper bound for anything that should be quick; only there to avoid hangs.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The binary under test: cargo's build of this checkout, or the one the
+/// `COVE_BIN` environment variable names (CI runs the suite again against
+/// the optimized release binary that tools/build-pgo writes).
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_cove")
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| {
+        std::env::var("COVE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_cove").to_string())
+    })
 }
 
 /// `tests/fixtures/<name>/app.lua`.
