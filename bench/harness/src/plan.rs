@@ -204,9 +204,11 @@ impl Measurement {
 fn in_table(table: Table, s: &ServerDef) -> bool {
     match table {
         Table::Hello => s.workers == 1 && s.groups.contains(&Group::Http),
-        Table::Routing | Table::HullHttp | Table::Sqlite => {
-            s.workers == 1 && s.kind != Kind::Baseline
-        }
+        // In Hull's HTTP table the raw server answers each JSON request
+        // (with its fixed JSON) just before the apps do: the denominator
+        // of their CPU ratios, measured seconds and not minutes away.
+        Table::HullHttp => s.workers == 1,
+        Table::Routing | Table::Sqlite => s.workers == 1 && s.kind != Kind::Baseline,
         Table::Sweep => s.workers == 1 && SWEEP.contains(&s.key.as_str()),
         Table::Multi => s.workers > 1,
         Table::Templates => s.workers == 1 && s.groups.contains(&Group::Templates),
@@ -215,7 +217,8 @@ fn in_table(table: Table, s: &ServerDef) -> bool {
 
 /// Every measurement `--only` selects (each pattern a substring of the
 /// measurement's id; none = all). The baseline's Hello rows are always
-/// kept: every CPU ratio divides by them.
+/// kept: every CPU ratio divides by them; so is its row of any other
+/// workload that is measured.
 pub fn measurements(servers: &[ServerDef], connections: u32, only: &[String]) -> Vec<Measurement> {
     let mut out = Vec::new();
     for table in TABLES {
@@ -234,12 +237,28 @@ pub fn measurements(servers: &[ServerDef], connections: u32, only: &[String]) ->
             }
         }
     }
-    out.retain(|m| {
-        let id = m.id(servers);
-        only.is_empty()
-            || only.iter().any(|o| id.contains(o.as_str()))
-            || (m.table == Table::Hello && servers[m.server].kind == Kind::Baseline)
-    });
+    let picked: Vec<bool> = out
+        .iter()
+        .map(|m| {
+            let id = m.id(servers);
+            only.is_empty() || only.iter().any(|o| id.contains(o.as_str()))
+        })
+        .collect();
+    let measured = |m: &Measurement| {
+        out.iter()
+            .zip(&picked)
+            .any(|(o, &p)| p && o.table == m.table && o.workload.name == m.workload.name)
+    };
+    let keep: Vec<bool> = out
+        .iter()
+        .zip(&picked)
+        .map(|(m, &p)| {
+            let raw = servers[m.server].kind == Kind::Baseline;
+            p || raw && (m.table == Table::Hello || measured(m))
+        })
+        .collect();
+    let mut keep = keep.into_iter();
+    out.retain(|_| keep.next().unwrap_or(false));
     out
 }
 
@@ -349,6 +368,14 @@ mod tests {
         assert!(has("sqlite:cove-lua-nogroup:write@50"));
         assert!(!has("sqlite:deno:write@50"));
         assert!(!has("hull-http:cove-lua-nogroup:health@50"));
+        // The raw server answers Hull's JSON requests beside the apps, and
+        // right before them in each round; it has no SQLite routes.
+        let health: Vec<&String> = ids.iter().filter(|i| i.contains(":health@")).collect();
+        assert_eq!(health[0], "hull-http:cove-baseline:health@50", "{health:?}");
+        assert_eq!(health[1], "hull-http:cove-lua:health@50", "{health:?}");
+        assert!(has("hull-http:cove-baseline:echo@50"));
+        assert!(!has("hull-http:cove-baseline:insert@50"));
+        assert!(!has("sqlite:cove-baseline:read@50"));
         assert!(has("sweep:bun:hello@200"));
         assert!(!has("sweep:deno:hello@1"));
         assert!(has("multi:bun-2w:json@50"));
@@ -388,6 +415,14 @@ mod tests {
             .iter()
             .all(|i| i.starts_with("sqlite:") || i.starts_with("hello:cove-baseline:")));
         assert!(ids.iter().any(|i| i == "hello:cove-baseline:json@50"));
+        // Its Hull rows come with the apps' rows they divide.
+        let h = measurements(&s, 50, &["hull-http:cove-lua:greet".to_string()]);
+        let ids: Vec<String> = h.iter().map(|m| m.id(&s)).collect();
+        assert!(ids.iter().any(|i| i == "hull-http:cove-baseline:greet@50"));
+        assert!(ids
+            .iter()
+            .any(|i| i == "hull-http:cove-baseline:greet-post@50"));
+        assert!(!ids.iter().any(|i| i == "hull-http:cove-baseline:health@50"));
         let t = measurements(&s, 50, &["templates:".to_string()]);
         let ids: Vec<String> = t.iter().map(|m| m.id(&s)).collect();
         assert_eq!(

@@ -79,7 +79,8 @@ fn header(cfg: &Config, m: &Machine) -> String {
          {warm} s warm-up, then {rounds} interleaved rounds × {secs} s (every measurement once per round){quick}. \
          CPU-µs/req = Δ(utime+stime) of the server's whole process tree ÷ the requests wrk reports. The CPU \
          ratio is the median over rounds of (cell ÷ baseline in the same round), against Cove's scriptless \
-         hyper server: its `/hello` for text routes, its JSON route for the rest. Speed factor = req/s ÷ the \
+         hyper server: in Hull's HTTP table the same request to it (answered with its fixed JSON) measured \
+         just before, elsewhere its `/hello` for text routes, its JSON route for the rest. Speed factor = req/s ÷ the \
          slowest server's req/s in the same table. Medians with (min–max) over rounds; p50/p99 are medians of \
          the per-round wrk percentiles. A run during which other processes used more than {noise:.0}% of a \
          core is redone.\n\n",

@@ -328,3 +328,33 @@ fn templates_in_json_and_charts() {
     assert!(!ratio.contains("template app /health"), "{ratio}");
     assert!(full_chart && n >= 5);
 }
+
+#[test]
+fn hull_routes_divide_by_the_raw_server_beside_them() {
+    let mut r = run();
+    r.cells.push(cell(
+        Table::HullHttp,
+        0,
+        "health",
+        vec![sample(1, 100_000.0, 10.0), sample(2, 100_000.0, 12.0)],
+    ));
+    r.cells.push(cell(
+        Table::HullHttp,
+        1,
+        "health",
+        vec![sample(1, 80_000.0, 12.0), sample(2, 80_000.0, 18.0)],
+    ));
+    let ratio = |server: usize, w: &str| {
+        let c = r
+            .cells
+            .iter()
+            .find(|c| c.m.server == server && c.m.workload.name == w);
+        summarize_cell(&r, c.unwrap()).ratio.unwrap().median
+    };
+    // 12/10 and 18/12, not the Hello table's JSON row (12/8 and 18/10).
+    assert!((ratio(1, "health") - 1.35).abs() < 1e-9);
+    // No raw row for the insert in its table: the Hello table's JSON row.
+    assert!((ratio(1, "insert") - 2.0).abs() < 1e-9);
+    let md = markdown(&cfg(), &Machine::default(), &r);
+    assert!(md.contains("in Hull's HTTP table the same request to it"));
+}

@@ -130,7 +130,13 @@ fn start_one(def: &ServerDef, dir: &Path) -> Result<Server> {
     Ok(server)
 }
 
-fn check(server: &Server, w: &Workload) -> Result<()> {
+/// What `cove baseline` answers to every request but `GET /hello`.
+const BASELINE_JSON: &str = r#""message":"Hello, World!""#;
+
+fn check(server: &Server, w: &Workload, kind: Kind) -> Result<()> {
+    if kind == Kind::Baseline && !w.text {
+        return server.check(w.method, w.path, w.body, 200, BASELINE_JSON);
+    }
     if w.rotate.is_empty() {
         return server.check(w.method, w.path, w.body, 200, w.expect);
     }
@@ -175,7 +181,7 @@ pub fn run(
         let Some(server) = started[m.server].as_ref() else {
             continue;
         };
-        match check(server, m.workload) {
+        match check(server, m.workload, defs[m.server].kind) {
             Ok(()) => cells.push(Cell {
                 m,
                 samples: Vec::new(),

@@ -28,18 +28,27 @@ fn series(samples: &[Sample], f: impl Fn(&Sample) -> Option<f64>) -> Vec<f64> {
     samples.iter().filter_map(f).collect()
 }
 
-/// The baseline cell a cell's CPU is compared with: the raw server's
-/// text route for text workloads, its JSON route for the rest.
+/// The baseline cell a cell's CPU is compared with: the raw server on the
+/// same request in the same table when it was measured there (Hull's HTTP
+/// table), else its text route for text workloads, its JSON route for the
+/// rest.
 pub fn baseline_for<'a>(run: &'a Run, cell: &Cell) -> Option<&'a Cell> {
+    let raw = |c: &&Cell| run.servers[c.m.server].kind == Kind::Baseline;
+    let beside = run.cells.iter().filter(raw).find(|c| {
+        c.m.table == cell.m.table
+            && c.m.workload.name == cell.m.workload.name
+            && c.m.connections == cell.m.connections
+    });
     let want = if cell.m.workload.text {
         "hello"
     } else {
         "json"
     };
-    run.cells.iter().find(|c| {
-        c.m.table == Table::Hello
-            && run.servers[c.m.server].kind == Kind::Baseline
-            && c.m.workload.name == want
+    beside.or_else(|| {
+        run.cells
+            .iter()
+            .filter(raw)
+            .find(|c| c.m.table == Table::Hello && c.m.workload.name == want)
     })
 }
 
