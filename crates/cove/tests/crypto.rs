@@ -73,14 +73,15 @@ fn lua_handlers_suspend_on_slow_crypto() {
 #[test]
 fn a_resumed_lua_handler_reads_its_own_request() {
     let server = Server::start(&app("lua"), &["--workers", "1"]);
+    let stored = slow_stored(&server, "/verify-inline");
     let mut slow = Conn::open(server.port);
     slow.send(&build_request(
         "POST",
         "/verify/slow?tag=q-slow",
         &[("x-tag", "h-slow")],
-        Some(STORED.as_bytes()),
+        Some(stored.as_bytes()),
     ));
-    thread::sleep(Duration::from_millis(150));
+    thread::sleep(HEAD_START);
     // Runs (and makes its own req) while the hash of the first one is in flight.
     let mut other = Conn::open(server.port);
     let res = other.request(
@@ -111,14 +112,20 @@ fn a_handler_after_waiting_middleware_reads_its_own_request() {
 
 fn handler_after_waiting_middleware(ext: &str) {
     let server = Server::start(&app(ext), &["--workers", "1"]);
+    let inline = if ext == "lua" {
+        "/verify-inline"
+    } else {
+        "/verify-sync"
+    };
+    let stored = slow_stored(&server, inline);
     let mut slow = Conn::open(server.port);
     slow.send(&build_request(
         "POST",
         "/mw/slow?tag=q-slow",
         &[],
-        Some(STORED.as_bytes()),
+        Some(stored.as_bytes()),
     ));
-    thread::sleep(Duration::from_millis(150));
+    thread::sleep(HEAD_START);
     let mut other = Conn::open(server.port);
     let res = other.request("POST", "/mw/other?tag=q-other", &[], Some(b"not a hash"));
     assert_eq!(res.json()["tag"], "q-other", "{ext}: {}", server.log());
