@@ -106,6 +106,43 @@ fn loops_in_coroutines_hit_the_instruction_limit() {
     }
 }
 
+/// How often the server's thread named `name` has gone to sleep so far.
+fn sleeps_of(s: &Server, name: &str) -> u64 {
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", s.pid())).expect("/proc");
+    for task in tasks.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() != name {
+            continue;
+        }
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        return status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("voluntary_ctxt_switches");
+    }
+    panic!("no thread {name}");
+}
+
+/// The budget's watchdog ticks every 10 ms while calls run; an idle server
+/// parks it (it cost ~0.5% of a core), and the next call wakes it in time
+/// to stop a loop.
+#[test]
+fn an_idle_server_parks_the_budget_watchdog() {
+    let s = Server::fixture("basic", &["--workers", "1"]);
+    assert_eq!(s.get("/health").status, 200);
+    // It parks after 10 idle ticks.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let before = sleeps_of(&s, "cove-watchdog");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let woke = sleeps_of(&s, "cove-watchdog") - before;
+    assert!(woke <= 2, "the idle watchdog woke {woke} times in a second");
+    let r = s.get("/loop");
+    assert_eq!(r.status, 500);
+    s.wait_for_log("instruction limit exceeded (100000000 instructions per call");
+    assert_eq!(s.get("/health").status, 200);
+}
+
 #[test]
 fn heap_cap_stops_a_runaway_allocation_and_the_worker_recovers() {
     let s = Server::fixture("basic", &["--workers", "1", "-m", "16m"]);

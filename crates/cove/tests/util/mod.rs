@@ -237,6 +237,10 @@ impl Server {
         }
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn signal(&self, sig: libc::c_int) {
         let pid = libc::pid_t::try_from(self.child.id()).expect("pid");
         send_signal(pid, sig);
