@@ -78,7 +78,7 @@ pub fn dispatch<E: Engine>(routes: &RouteTable, engine: &E, call: TestCall) -> T
     }
     let params = match &mut plan.target {
         Target::Route { params, .. } => std::mem::take(params),
-        _ => Vec::new(),
+        _ => Default::default(),
     };
     let req = Request {
         method: method.into(),

@@ -6,7 +6,7 @@ use bytes::Bytes;
 pub use http::HeaderMap;
 use http::{HeaderName, HeaderValue};
 
-use crate::{Plan, Response};
+use crate::{Params, Plan, Response};
 
 /// The request as scripts see it (Hull §4.1).
 #[derive(Debug, Clone, Default)]
@@ -23,7 +23,7 @@ pub struct Request {
     /// `None` until the body is read, and when the request had none.
     pub body: Option<Bytes>,
     /// Percent-decoded `:param` captures.
-    pub params: Vec<(String, String)>,
+    pub params: Params,
 }
 
 impl Request {

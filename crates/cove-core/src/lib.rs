@@ -25,5 +25,7 @@ pub use pipeline::{
 };
 pub use query::{parse_query, percent_decode};
 pub use response::{Response, ResponseError, DEFAULT_CSP};
-pub use router::{HandlerId, MiddlewarePattern, Phase, Plan, RouteError, RouteTable, Target};
+pub use router::{
+    HandlerId, MiddlewarePattern, Params, Phase, Plan, RouteError, RouteTable, Target,
+};
 pub use text::utf8_lossy;

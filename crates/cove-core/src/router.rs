@@ -3,12 +3,17 @@
 //! middleware patterns that are an exact path or a `/prefix/*`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::query::percent_decode;
 use smallvec::SmallVec;
 
 /// Index of a script function registered by the engine.
 pub type HandlerId = u32;
+
+/// A request's `:param` captures in pattern order: each name shared with
+/// the route table (not copied per request), each value percent-decoded.
+pub type Params = Vec<(Arc<str>, String)>;
 
 /// When a middleware runs: before the request body is read, or after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +25,7 @@ pub enum Phase {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Segment {
     Literal(String),
-    Param(String),
+    Param(Arc<str>),
 }
 
 #[derive(Debug, Clone)]
@@ -86,8 +91,7 @@ pub enum RouteError {
 pub enum Target {
     Route {
         handler: HandlerId,
-        /// Percent-decoded `:param` captures, in pattern order.
-        params: Vec<(String, String)>,
+        params: Params,
     },
     NotFound,
     /// The path matched but the method did not; carries the allowed methods.
@@ -156,7 +160,7 @@ impl RouteTable {
         let segments: Vec<Segment> = body
             .split('/')
             .map(|s| match s.strip_prefix(':') {
-                Some(name) if !name.is_empty() => Segment::Param(name.to_string()),
+                Some(name) if !name.is_empty() => Segment::Param(name.into()),
                 _ => Segment::Literal(s.to_string()),
             })
             .collect();
@@ -325,7 +329,7 @@ fn literals_match(segments: &[Segment], parts: &[&str]) -> bool {
 }
 
 /// Percent-decoded `:param` values of a matching path, in pattern order.
-fn captures(segments: &[Segment], parts: &[&str]) -> Vec<(String, String)> {
+fn captures(segments: &[Segment], parts: &[&str]) -> Params {
     segments
         .iter()
         .zip(parts)
@@ -353,7 +357,7 @@ mod tests {
 
     fn route(t: &Target) -> (HandlerId, Vec<(String, String)>) {
         match t {
-            Target::Route { handler, params } => (*handler, params.clone()),
+            Target::Route { handler, params } => (*handler, params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()),
             other => panic!("expected a route, got {other:?}"),
         }
     }

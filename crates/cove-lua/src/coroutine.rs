@@ -55,7 +55,7 @@ pub(crate) struct NewReq<'a> {
     /// reads (a logger's, a router's) would each build them again.
     pub(crate) with_method_path: bool,
     pub(crate) body: Option<&'a [u8]>,
-    pub(crate) params: &'a [(String, String)],
+    pub(crate) params: &'a [(std::sync::Arc<str>, String)],
     /// The prelude's metatable for req tables.
     pub(crate) meta: RawRef,
     /// The prelude's current-request slot and `res` (for `dispatch_only`).

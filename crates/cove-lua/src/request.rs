@@ -302,7 +302,7 @@ unsafe fn push_field(state: *mut ffi::lua_State, field: Field, req: &Request) {
         Field::Params => {
             push_pairs(
                 state,
-                req.params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                req.params.iter().map(|(k, v)| (&**k, v.as_str())),
             );
         }
         Field::Headers => {

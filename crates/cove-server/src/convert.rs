@@ -21,7 +21,7 @@ pub(crate) fn request_head(parts: &mut Parts) -> Request {
         query: parts.uri.query().map(str::to_string),
         headers: std::mem::take(&mut parts.headers),
         body: None,
-        params: Vec::new(),
+        params: Default::default(),
     }
 }
 
