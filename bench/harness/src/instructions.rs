@@ -4,13 +4,17 @@
 //! regression of a few percent shows.
 //!
 //! Per route, the server runs under callgrind twice, each time a fresh
-//! process with a fresh SQLite file: once answering N requests, once 10·N.
-//! Requests go one after another over one keep-alive connection (the small
-//! client below), then SIGTERM stops the server gracefully (Cove drains and
-//! exits 0) and callgrind writes its total `Ir`. Every run of the hello app
-//! first sends 25 × `GET /` (its INSERT route) so that `GET /visits` has its
-//! 20 rows to return. Start-up, seeding and shutdown cost the same in both
-//! runs, so (I(10N) − I(N)) / 9N is the cost of one request. `cove
+//! process: once answering N requests, once 10·N. Requests go one after
+//! another over one keep-alive connection (the small client below), then
+//! SIGTERM stops the server gracefully (Cove drains and exits 0) and
+//! callgrind writes its total `Ir`. Every run of an app starts from a copy
+//! of a database that app made once, outside valgrind: the hello app seeds
+//! 1,000 events on a new database, indexed by the time of insert, which
+//! cost a different number of instructions from run to run (up to ±120 a
+//! request in the ratio below). Every run of the hello app then sends
+//! 25 × `GET /` (its INSERT route) so that `GET /visits` has its 20 rows to
+//! return. Start-up, seeding and shutdown cost the same in both runs, so
+//! (I(10N) − I(N)) / 9N is the cost of one request. `cove
 //! baseline` (no script) is measured the same way and comes first, as the
 //! denominator of the hello app's ratios; the template app's routes are
 //! compared with its own `/health` (Hull's template table).
@@ -18,6 +22,7 @@
 //! The counts cover every thread of the server process, user space only
 //! (no kernel time), with a 1-worker server and one client: no contention.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -122,6 +127,8 @@ pub fn measure(cove: &Path, jobs: &[Job], n: u64, progress: &dyn Fn(&str)) -> Re
         .canonicalize()
         .with_context(|| format!("cannot resolve {}", cove.display()))?;
     let scratch = Scratch::new()?;
+    // The database each app made, by app.
+    let mut made: HashMap<PathBuf, PathBuf> = HashMap::new();
     let mut counts = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
         let route = &job.route;
@@ -147,7 +154,24 @@ pub fn measure(cove: &Path, jobs: &[Job], n: u64, progress: &dyn Fn(&str)) -> Re
             std::fs::create_dir_all(&dir)?;
             let mut args: Vec<OsString> = match &app {
                 None => vec!["baseline".into()],
-                Some(_) => vec!["-d".into(), dir.join("bench.db").into()],
+                Some(app) => {
+                    let made_db = match made.get(app) {
+                        Some(db) => db.clone(),
+                        None => {
+                            let made_dir = scratch.0.join(format!("made-{}", made.len()));
+                            progress(&format!("instructions: {} makes its database", job.server));
+                            let db = made_database(cove, app, &made_dir).with_context(|| {
+                                format!("making the database of {}", app.display())
+                            })?;
+                            made.insert(app.clone(), db.clone());
+                            db
+                        }
+                    };
+                    let db = dir.join("bench.db");
+                    std::fs::copy(&made_db, &db)
+                        .with_context(|| format!("cannot copy {}", made_db.display()))?;
+                    vec!["-d".into(), db.into()]
+                }
             };
             args.extend(["-p", "0", "--workers", "1"].map(OsString::from));
             if let Some(app) = &app {
@@ -187,6 +211,19 @@ fn check_valgrind() -> Result<()> {
     }
 }
 
+/// Start `app` natively on a new database in `dir` and stop it: its
+/// migrations and start-up seeding done once. Returns the database (its
+/// WAL is checkpointed into it on the way out).
+fn made_database(cove: &Path, app: &Path, dir: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let db = dir.join("bench.db");
+    let mut args: Vec<OsString> = vec!["-d".into(), db.clone().into()];
+    args.extend(["-p", "0", "--workers", "1"].map(OsString::from));
+    args.push(app.into());
+    Traced::start(cove, &args, dir, false)?.finish()?;
+    Ok(db)
+}
+
 /// One server process under callgrind: start, `seed` requests, `n`
 /// requests of `route`, SIGTERM; returns the total Ir.
 fn run_once(
@@ -197,7 +234,7 @@ fn run_once(
     route: &Route,
     n: u64,
 ) -> Result<u64> {
-    let mut server = Traced::start(cove, args, dir)?;
+    let mut server = Traced::start(cove, args, dir, true)?;
     let mut conn = Conn::open(&server.addr)?;
     if let Some((path, count)) = seed {
         for _ in 0..count {
@@ -283,8 +320,9 @@ impl Drop for Scratch {
     }
 }
 
-/// `cove …` under `valgrind --tool=callgrind`, killed if dropped before
-/// [`Traced::finish`] (an error on the way must not leave it running).
+/// `cove …`, under `valgrind --tool=callgrind` or not, killed if dropped
+/// before [`Traced::finish`] (an error on the way must not leave it
+/// running).
 struct Traced {
     child: Option<Child>,
     pid: u32,
@@ -300,20 +338,24 @@ fn listening_addr(line: &str) -> Option<String> {
 }
 
 impl Traced {
-    /// Start it with its output file in `dir` and wait for `listening on`.
-    fn start(cove: &Path, args: &[OsString], dir: &Path) -> Result<Traced> {
-        let mut out_file = OsString::from("--callgrind-out-file=");
-        out_file.push(dir.join("cg.%p"));
-        let mut cmd = Command::new("valgrind");
-        cmd.arg("--tool=callgrind")
-            .arg(out_file)
-            .arg(cove)
-            .args(args)
+    /// Start it (under callgrind if `traced`, with its output file in
+    /// `dir`) and wait for `listening on`.
+    fn start(cove: &Path, args: &[OsString], dir: &Path, traced: bool) -> Result<Traced> {
+        let mut cmd = if traced {
+            let mut out_file = OsString::from("--callgrind-out-file=");
+            out_file.push(dir.join("cg.%p"));
+            let mut cmd = Command::new("valgrind");
+            cmd.arg("--tool=callgrind").arg(out_file).arg(cove);
+            cmd
+        } else {
+            Command::new(cove)
+        };
+        cmd.args(args)
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let mut child = crate::servers::spawn_group(&mut cmd).context("cannot start valgrind")?;
+        let mut child = crate::servers::spawn_group(&mut cmd).context("cannot start the server")?;
         let stderr = child.stderr.take().expect("stderr is piped");
         let mut server = Traced {
             pid: child.id(),

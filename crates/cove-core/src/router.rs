@@ -357,7 +357,13 @@ mod tests {
 
     fn route(t: &Target) -> (HandlerId, Vec<(String, String)>) {
         match t {
-            Target::Route { handler, params } => (*handler, params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()),
+            Target::Route { handler, params } => (
+                *handler,
+                params
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+            ),
             other => panic!("expected a route, got {other:?}"),
         }
     }

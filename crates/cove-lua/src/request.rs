@@ -300,10 +300,7 @@ unsafe fn push_field(state: *mut ffi::lua_State, field: Field, req: &Request) {
             push_pairs(state, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         }
         Field::Params => {
-            push_pairs(
-                state,
-                req.params.iter().map(|(k, v)| (&**k, v.as_str())),
-            );
+            push_pairs(state, req.params.iter().map(|(k, v)| (&**k, v.as_str())));
         }
         Field::Headers => {
             let joined = req.joined_headers();
