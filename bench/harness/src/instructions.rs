@@ -679,6 +679,42 @@ pub fn markdown(counts: &[Count]) -> String {
 mod tests {
     use super::*;
 
+    /// The `cove` binary of this workspace: `COVE_BIN`, or the debug build
+    /// `cargo test --workspace` makes. `None` (the test is skipped) only
+    /// outside CI.
+    fn cove_binary() -> Option<PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let bin = std::env::var_os("COVE_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/debug/cove"));
+        if bin.is_file() {
+            return Some(bin);
+        }
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} not found: build it with `cargo build -p cove`",
+            bin.display()
+        );
+        eprintln!("skipped: {} not found (cargo build -p cove)", bin.display());
+        None
+    }
+
+    #[test]
+    fn the_made_database_holds_the_apps_seed_with_nothing_left_in_its_wal() {
+        let Some(cove) = cove_binary() else { return };
+        let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("../apps/hello/app.lua");
+        let dir = std::env::temp_dir().join(format!("cove-made-db-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let db = made_database(&cove, &app, &dir).unwrap();
+        let bytes = std::fs::read(&db).unwrap();
+        // app.lua seeds 1,000 events of kind 'seed' on a new database.
+        let seeds = bytes.windows(4).filter(|w| w == b"seed").count();
+        let wal = std::fs::metadata(dir.join("bench.db-wal")).map_or(0, |m| m.len());
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(seeds >= 1000, "{seeds} seeded rows in the copy's file");
+        assert_eq!(wal, 0, "the WAL still holds pages the copy would miss");
+    }
+
     const CALLGRIND: &str = "\
 # callgrind format
 version: 1
