@@ -15,6 +15,7 @@ use cove_db::Db;
 
 use crate::error::{describe, describe_rejection, PRELUDE_NAME};
 use crate::fastfn::identity;
+use crate::held::{self, hold, Held};
 use crate::host::{begin_call, end_call, set_req_id, settle_job, Call, Finish, Host};
 use crate::modules::{AppLoader, AppResolver, NativeObjects};
 use crate::vm::{new_runtime, Budget};
@@ -32,11 +33,11 @@ pub type JsApp = ScriptApp<JsEngine>;
 /// Runs handlers by id in one QuickJS runtime. Field order is drop order:
 /// every JS value goes before the context and runtime that own it.
 pub struct JsEngine {
-    handlers: Vec<Persistent<Function<'static>>>,
+    handlers: Vec<Held<Function<'static>>>,
     /// The prelude's `res`, one per worker.
-    res: Persistent<Object<'static>>,
+    res: Held<Object<'static>>,
     /// `Req.prototype`: every request's `req` is made from it.
-    req_proto: Persistent<Object<'static>>,
+    req_proto: Held<Object<'static>>,
     /// The last two `req`s made, kept alive one request longer than their
     /// own: the shapes of the fields they gained on read (such as `params`)
     /// then stay cached, so the next `req` gains the same fields without
@@ -64,7 +65,7 @@ pub struct ReqState {
     /// This request's `req`, made by its first call and passed to every
     /// call (a request that waited may run its next call after another
     /// request made its own).
-    req: Option<Persistent<Object<'static>>>,
+    req: Option<Held<Object<'static>>>,
     /// The address of this request's `req` object (see host.rs `Call`).
     req_id: usize,
     has_body: bool,
@@ -199,10 +200,7 @@ impl JsEngine {
             crate::shapes::keep_empty(&ctx, &req_proto);
             budget.reset();
             let entry = run_entry(&ctx, &display, source, &budget);
-            let saved = (
-                Persistent::save(&ctx, res),
-                Persistent::save(&ctx, req_proto),
-            );
+            let saved = (hold(&ctx, res), hold(&ctx, req_proto));
             Ok::<_, String>((saved, entry))
         });
         host.db.borrow_mut().finish_load();
@@ -214,6 +212,12 @@ impl JsEngine {
             handlers,
             csp,
         } = registered.require_routes(&display, r#"app.get("/", (req, res) => res.text("hi"))"#)?;
+        let handlers = context.with(|ctx| {
+            handlers
+                .into_iter()
+                .map(|h| Held::from_persistent(&ctx, h))
+                .collect()
+        });
         let engine = JsEngine {
             handlers,
             res,
@@ -260,31 +264,28 @@ impl JsEngine {
             .handlers
             .get(id as usize)
             .ok_or_else(|| format!("no handler {id}"))?;
-        let handler = handler.clone().restore(ctx).map_err(fail)?;
-        let req = match &st.req {
-            Some(req) => {
-                let req = req.clone().restore(ctx).map_err(fail)?;
-                // Pre-body middleware saw `body` as null: built again on read.
-                if body_read {
-                    req.remove("body").map_err(fail)?;
-                }
-                req
+        if st.req.is_none() {
+            let req = held::new_object(ctx, self.req_proto.raw()).map_err(fail)?;
+            st.req_id = identity(&req);
+            set_req_id(st.req_id);
+            crate::request::define_eager(ctx, &req).map_err(fail)?;
+            let req = req.into_object().ok_or("a new req is no object")?;
+            let kept = hold(ctx, req);
+            let mut recent = self.recent.borrow_mut();
+            recent[1] = recent[0].replace(kept.persistent().clone());
+            st.req = Some(kept);
+        } else if body_read {
+            // Pre-body middleware saw `body` as null: built again on read.
+            let req = st.req.as_ref().map(|r| r.persistent().clone());
+            if let Some(req) = req {
+                req.restore(ctx)
+                    .map_err(fail)?
+                    .remove("body")
+                    .map_err(fail)?;
             }
-            None => {
-                let proto = self.req_proto.clone().restore(ctx).map_err(fail)?;
-                let req = Object::new_proto(ctx.clone(), Some(&proto)).map_err(fail)?;
-                st.req_id = identity(&req);
-                set_req_id(st.req_id);
-                crate::request::define_eager(ctx, req.as_value()).map_err(fail)?;
-                let kept = Persistent::save(ctx, req.clone());
-                let mut recent = self.recent.borrow_mut();
-                recent[1] = recent[0].replace(kept.clone());
-                st.req = Some(kept);
-                req
-            }
-        };
-        let res = self.res.clone().restore(ctx).map_err(fail)?;
-        let ret: Value = handler.call((req, res)).map_err(fail)?;
+        }
+        let req = st.req.as_ref().ok_or("no req")?.raw();
+        let ret = held::call2(ctx, handler.raw(), req, self.res.raw()).map_err(fail)?;
         drain_jobs(ctx);
         self.outcome(ctx, ret, st)
     }

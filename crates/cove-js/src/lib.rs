@@ -8,6 +8,7 @@ mod db;
 mod engine;
 mod error;
 mod fastfn;
+mod held;
 mod host;
 mod http;
 mod jsonenc;
