@@ -39,6 +39,16 @@ impl Args<'_> {
         self.magic as usize
     }
 
+    /// Whether argument `i` is missing, `undefined` or `null`: checked
+    /// without the owned value (and context reference) `get` makes.
+    pub(crate) fn is_absent(&self, i: usize) -> bool {
+        self.argv.get(i).is_none_or(|&v| {
+            // SAFETY: reading the tag of a live argument.
+            let tag = unsafe { qjs::JS_VALUE_GET_TAG(v) };
+            tag == qjs::JS_TAG_UNDEFINED || tag == qjs::JS_TAG_NULL
+        })
+    }
+
     /// Argument `i` as an owned value (`undefined` when not passed).
     pub(crate) fn get<'js>(&self, ctx: &Ctx<'js>, i: usize) -> Value<'js> {
         match self.argv.get(i) {

@@ -86,7 +86,10 @@ fn header<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> 
 }
 
 fn json<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let code = status_arg(ctx, &args.get(ctx, 1), "json")?;
+    let code = match args.is_absent(1) {
+        true => None,
+        false => status_arg(ctx, &args.get(ctx, 1), "json")?,
+    };
     let body = json_body(ctx, args.get(ctx, 0))?;
     on_call(ctx, "json", |c| {
         if let Some(code) = code {
