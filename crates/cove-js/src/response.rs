@@ -8,17 +8,25 @@ use crate::fastfn::{fast_table, install, Args, Method};
 use crate::host::{with_call, Call};
 use crate::native::{js_number, text_arg, throw, type_name};
 
-/// An optional status code: integer, integral number or numeric string.
-fn status_arg(ctx: &Ctx<'_>, v: &Value<'_>, api: &str) -> rquickjs::Result<Option<i64>> {
+/// Optional status code argument `i`: integer, integral number or numeric
+/// string. A missing one (the usual case) is seen from its tag, without the
+/// owned value `Args::get` makes.
+fn status_arg(
+    ctx: &Ctx<'_>,
+    args: &Args<'_>,
+    i: usize,
+    api: &str,
+) -> rquickjs::Result<Option<i64>> {
+    if args.is_absent(i) {
+        return Ok(None);
+    }
+    let v = &args.get(ctx, i);
     let bad = |what: String| {
         throw(
             ctx,
             &format!("res.{api}: status must be an integer, got {what}"),
         )
     };
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
-    }
     if let Some(i) = v.as_int() {
         return Ok(Some(i64::from(i)));
     }
@@ -66,7 +74,7 @@ fn json_body<'js>(ctx: &Ctx<'js>, data: Value<'js>) -> rquickjs::Result<Vec<u8>>
 }
 
 fn status<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let code = status_arg(ctx, &args.get(ctx, 0), "status")?
+    let code = status_arg(ctx, args, 0, "status")?
         .ok_or_else(|| throw(ctx, "res.status: status code missing"))?;
     on_call(ctx, "status", |c| {
         c.res
@@ -86,10 +94,7 @@ fn header<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> 
 }
 
 fn json<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let code = match args.is_absent(1) {
-        true => None,
-        false => status_arg(ctx, &args.get(ctx, 1), "json")?,
-    };
+    let code = status_arg(ctx, args, 1, "json")?;
     let body = json_body(ctx, args.get(ctx, 0))?;
     on_call(ctx, "json", |c| {
         if let Some(code) = code {
@@ -125,7 +130,7 @@ fn html<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
 
 fn redirect<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let url = text_arg(ctx, &args.get(ctx, 0), "res.redirect", "the URL")?;
-    let code = status_arg(ctx, &args.get(ctx, 1), "redirect")?;
+    let code = status_arg(ctx, args, 1, "redirect")?;
     on_call(ctx, "redirect", |c| {
         c.res
             .redirect(&url, code)
