@@ -141,6 +141,18 @@ mod tests {
             enc(&lua, "{ a = { b = 'c' } }").unwrap(),
             r#"{"a":{"b":"c"}}"#
         );
+        // Keys that share their first byte, and the empty key.
+        assert_eq!(
+            enc(
+                &lua,
+                r#"{ ab = 1, aa = 2, a = 3, b = 4, [""] = 5, ["a\0"] = 6 }"#
+            )
+            .unwrap(),
+            r#"{"":5,"a":3,"a\u0000":6,"aa":2,"ab":1,"b":4}"#
+        );
+        // With a metatable: its own members only, as without one.
+        let meta = "setmetatable({ a = 1 }, { __index = { b = 2 } })";
+        assert_eq!(enc(&lua, meta).unwrap(), r#"{"a":1}"#);
     }
 
     #[test]

@@ -107,6 +107,16 @@ pub(crate) unsafe fn scalar_members(t: *const c_void, out: &mut Vec<Member>) -> 
     CHECKED.get() == Some(&true) && read(t, out)
 }
 
+/// [`scalar_members`] of a table without a metatable: the encoder's first
+/// try, before it asks the VM for the metatable (a query result, a req
+/// table) and the length (~130 instructions an object).
+///
+/// # Safety
+/// As for [`scalar_members`].
+pub(crate) unsafe fn plain_scalar_members(t: *const c_void, out: &mut Vec<Member>) -> bool {
+    CHECKED.get() == Some(&true) && (*t.cast::<Table>()).metatable.is_null() && read(t, out)
+}
+
 unsafe fn read(t: *const c_void, out: &mut Vec<Member>) -> bool {
     let t = &*t.cast::<Table>();
     if t.tt != TABLE || t.alimit != 0 {
@@ -187,6 +197,9 @@ pub(crate) fn probe(lua: &Lua) -> mlua::Result<()> {
     nested.raw_set("x", lua.create_table()?)?;
     let array = lua.create_sequence_from([1])?;
     let empty = lua.create_table()?;
+    let with_meta = lua.create_table()?;
+    with_meta.raw_set("s", "one")?;
+    with_meta.set_metatable(Some(lua.create_table()?))?;
     // SAFETY: `read` only reads; each table is alive (held here) and
     // unchanged, and no Lua code runs while it is read. The structs above
     // are Lua 5.4's (every 5.4 release has them), and the VM is 5.4; the
@@ -195,8 +208,13 @@ pub(crate) fn probe(lua: &Lua) -> mlua::Result<()> {
         let mut got = Vec::new();
         let plain = read(t.to_pointer(), &mut got) && matches(&got, &want);
         got.clear();
+        let metatables = (*t.to_pointer().cast::<Table>()).metatable.is_null()
+            && !(*with_meta.to_pointer().cast::<Table>())
+                .metatable
+                .is_null();
         let empty = read(empty.to_pointer(), &mut got) && got.is_empty();
         plain
+            && metatables
             && empty
             && !read(nested.to_pointer(), &mut got)
             && !read(array.to_pointer(), &mut got)
