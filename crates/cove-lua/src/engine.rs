@@ -1,6 +1,6 @@
 //! Loading an app into a worker's Lua state and running its handlers.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use mlua::{Function, Lua, Table, Value};
@@ -14,11 +14,12 @@ use cove_db::Db;
 
 use crate::app_api::{self, AppState};
 use crate::coroutine::{Call, NewReq, RawRef};
+use crate::db::{self, DbCell};
 use crate::error::describe;
 use crate::request;
 use crate::suspend::{self, Run};
 use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
-use crate::{db, globals, require};
+use crate::{globals, require};
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -48,6 +49,8 @@ pub struct LuaEngine {
     csp: Rc<Csp>,
     pub(crate) budget: Rc<Budget>,
     suspend: Rc<suspend::Suspend>,
+    /// The worker's connection, also in the VM's app data.
+    db: DbCell,
     /// Under `cove test`: set every lazy field of a call's req table before
     /// the call ends, so a test that keeps a `req` can read all of it.
     pub(crate) fill_req: Cell<bool>,
@@ -101,7 +104,8 @@ impl LuaEngine {
         let (lua, budget) = new_state(&config.limits).map_err(|e| describe(&e))?;
         let mut db = db;
         db.set_group_commit(config.group_commit);
-        lua.set_app_data(db);
+        let db: DbCell = Rc::new(RefCell::new(db));
+        lua.set_app_data(Rc::clone(&db));
         lua.set_app_data(AppState::new(config.files.clone()));
         lua.set_app_data(shared.clone());
         let suspend = suspend::install(&lua).map_err(|e| describe(&e))?;
@@ -117,9 +121,7 @@ impl LuaEngine {
         let call = budget.begin();
         let loaded = lua.load(source).set_name(format!("@{display}")).exec();
         drop(call);
-        if let Some(mut db) = lua.app_data_mut::<Db>() {
-            db.finish_load();
-        }
+        db.borrow_mut().finish_load();
         loaded.map_err(|e| describe(&e))?;
         let Registered {
             routes,
@@ -156,6 +158,7 @@ impl LuaEngine {
                 csp: Rc::new(csp),
                 budget,
                 suspend,
+                db,
                 fill_req: Cell::new(false),
             },
         })
@@ -177,8 +180,8 @@ fn flow_of(v: &Value) -> Flow {
 }
 
 impl LuaEngine {
-    fn with_db<R>(&self, f: impl FnOnce(&mut Db) -> R) -> Option<R> {
-        self.lua.app_data_mut::<Db>().map(|mut db| f(&mut db))
+    fn with_db<R>(&self, f: impl FnOnce(&mut Db) -> R) -> R {
+        f(&mut self.db.borrow_mut())
     }
 }
 
@@ -189,17 +192,16 @@ impl Engine for LuaEngine {
         st.touched
     }
     fn turn_tx(&self) -> TurnTx {
-        self.with_db(|db| db.turn_tx()).unwrap_or(TurnTx::None)
+        self.with_db(|db| db.turn_tx())
     }
     fn left_open(&self, st: &ReqState) -> bool {
         st.left_open
     }
     fn commit_group(&self) -> bool {
-        self.with_db(|db| db.commit_group()).unwrap_or(true)
+        self.with_db(|db| db.commit_group())
     }
     fn group_result(&self, group: u64) -> Option<bool> {
         self.with_db(|db| db.group_result(group))
-            .unwrap_or(Some(true))
     }
 
     fn call(
@@ -289,9 +291,7 @@ impl LuaEngine {
         if let Some(res) = crate::native::end() {
             ex.res = res;
         }
-        st.left_open = self
-            .with_db(|db| db.finish_call(&mut st.touched))
-            .unwrap_or(false);
+        st.left_open = self.with_db(|db| db.finish_call(&mut st.touched));
         result
     }
 

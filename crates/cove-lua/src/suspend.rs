@@ -27,7 +27,6 @@ use mlua::prelude::LuaThreadStatus as ThreadStatus;
 use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Thread, UserData, Value};
 
 use cove_core::{Job, JobOutput};
-use cove_db::Db;
 
 use crate::budget::Running;
 use crate::coroutine::{self, Call, Coroutine, Resumed};
@@ -172,7 +171,9 @@ where
         let st = state(lua)?;
         let inside = st.running.get() == lua.current_thread().to_pointer();
         // A suspended script must not hold a transaction other requests would see.
-        let in_batch = lua.app_data_ref::<Db>().is_some_and(|db| db.in_batch());
+        let in_batch = lua
+            .app_data_ref::<crate::db::DbCell>()
+            .is_some_and(|db| db.borrow().in_batch());
         Ok(inside && !in_batch)
     })?;
     let coroutine: Table = lua.globals().raw_get("coroutine")?;
