@@ -56,9 +56,9 @@ fn is_utf8(s: &[u8]) -> bool {
     s.is_ascii() || std::str::from_utf8(s).is_ok()
 }
 
-/// Whether `s` is ASCII with nothing JSON escapes.
+/// Whether `s` is ASCII with nothing JSON escapes: its JSON is `"s"`.
 #[inline]
-fn is_plain(s: &[u8]) -> bool {
+pub fn is_plain(s: &[u8]) -> bool {
     if s.len() < 8 {
         return s.iter().all(|&b| PLAIN[b as usize]);
     }

@@ -115,6 +115,41 @@ impl<'a> Room<'a> {
         }
     }
 
+    /// Append `s` to room reserved for it earlier, without checking: a
+    /// writer that reserved a whole run of writes (a packed result's rows)
+    /// saves the comparison and the call to [`Room::reserve`] of each.
+    ///
+    /// # Safety
+    /// At least `s.len()` bytes of room are left.
+    #[inline(always)]
+    pub unsafe fn put_reserved(&mut self, s: &[u8]) {
+        let n = s.len();
+        debug_assert!(self.left() >= n, "put_reserved past the room");
+        // SAFETY: the caller guarantees the room; `s` cannot overlap it.
+        unsafe {
+            if n <= 16 {
+                copy_short(s.as_ptr(), self.at, n);
+            } else {
+                std::ptr::copy_nonoverlapping(s.as_ptr(), self.at, n);
+            }
+            self.at = self.at.add(n);
+        }
+    }
+
+    /// [`Room::byte`] to room reserved for it earlier.
+    ///
+    /// # Safety
+    /// At least one byte of room is left.
+    #[inline(always)]
+    pub unsafe fn byte_reserved(&mut self, b: u8) {
+        debug_assert!(self.left() >= 1, "byte_reserved past the room");
+        // SAFETY: the caller guarantees the room.
+        unsafe {
+            self.at.write(b);
+            self.at = self.at.add(1);
+        }
+    }
+
     /// Write through the vector itself (for the rare paths).
     pub fn with_vec<R>(&mut self, write: impl FnOnce(&mut Vec<u8>) -> R) -> R {
         self.commit();

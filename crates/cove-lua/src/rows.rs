@@ -20,10 +20,12 @@ use mlua::{ffi, Lua, Value};
 use smallvec::SmallVec;
 
 use cove_caps::json::{
-    put_float, put_int, put_string, write_string, JsonError, MAX_FLOAT_LEN, MAX_INT_LEN,
+    is_plain, put_float, put_int, put_string, write_string, JsonError, MAX_FLOAT_LEN, MAX_INT_LEN,
 };
 use cove_core::Room;
 use cove_db::{DbError, Row, ValueRef};
+
+use crate::stack::key_order;
 
 /// Results this long or longer stay packed; one row is built at once (it is
 /// usually read right away, and packing would only add work).
@@ -410,7 +412,7 @@ pub(crate) unsafe fn write_json(block: *const u8, out: &mut Vec<u8>) -> Result<(
     // keys' buffer is kept between calls): three allocations and frees were
     // ~400 instructions of a 20-row result.
     let mut order: SmallVec<[usize; 16]> = (0..p.cols).collect();
-    order.sort_by(|&a, &b| p.text(p.names[a]).cmp(p.text(p.names[b])).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| key_order(p.text(p.names[a]), p.text(p.names[b])).then(a.cmp(&b)));
     // One member per distinct name: its `,"name":` and its columns, a run of
     // `order` (more than one only when names repeat).
     let mut keys = KEYS.take();
@@ -457,7 +459,9 @@ fn write_rows(
     // All of it, if no text needs escaping: then no write below grows `out`.
     let per_row = keys.len() + 3;
     let cells: usize = p.cells.iter().map(|&c| room_for(c)).sum();
-    let mut room = Room::new(out, 2 + p.rows * per_row + cells);
+    let all = 2 + p.rows * per_row + cells;
+    let mut room = Room::new(out, all);
+    let member_keys: SmallVec<[&[u8]; 16]> = members.iter().map(|m| &keys[m.key.clone()]).collect();
     room.byte(b'[');
     for r in 0..p.rows {
         let row = p.row(r);
@@ -465,17 +469,37 @@ fn write_rows(
             room.byte(b',');
         }
         if simple && row.iter().all(|c| c.kind != NULL) {
-            for (k, m) in members.iter().enumerate() {
-                let key = &keys[m.key.clone()];
-                if k == 0 {
-                    room.byte(b'{');
-                    room.put(&key[1..]);
-                } else {
-                    room.put(key);
+            // SAFETY: the room left covers the rows still to write, each
+            // row's share being its keys, braces, comma and `room_for` of
+            // its cells (~1k instructions of checks a 20-row result). Only
+            // text that needs escaping writes beyond its share; the room
+            // is then reserved again in full.
+            unsafe {
+                room.byte_reserved(b'{');
+                for (k, m) in members.iter().enumerate() {
+                    let key = member_keys[k];
+                    room.put_reserved(if k == 0 { &key[1..] } else { key });
+                    let c = row[m.col];
+                    match c.kind {
+                        INT => {
+                            room.put_reserved(itoa::Buffer::new().format(c.bits as i64).as_bytes())
+                        }
+                        REAL => put_float(&mut room, f64::from_bits(c.bits))?,
+                        _ => {
+                            let text = p.text(c);
+                            if is_plain(text) {
+                                room.byte_reserved(b'"');
+                                room.put_reserved(text);
+                                room.byte_reserved(b'"');
+                            } else {
+                                put_string(&mut room, text);
+                                room.reserve(all);
+                            }
+                        }
+                    }
                 }
-                put_cell(&mut room, p, row[m.col])?;
+                room.byte_reserved(b'}');
             }
-            room.byte(b'}');
             continue;
         }
         let mut first = true;
