@@ -307,12 +307,14 @@ pub(crate) fn key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     }
 }
 
-/// The most a scalar's JSON takes when its text needs no escaping.
+/// Room for a scalar's JSON: all of it when its text needs no escaping.
 fn room_for(v: Scalar) -> usize {
     match v {
         Scalar::Bool(_) => 5,
         Scalar::Int(_) => MAX_INT_LEN,
         Scalar::Float(_) => MAX_FLOAT_LEN,
-        Scalar::Str(_, n) => n + 2,
+        // With room for some escapes: an echoed JSON body (a quote in every
+        // four bytes or so) then fits without moving the buffer.
+        Scalar::Str(_, n) => n + 2 + n / 2,
     }
 }

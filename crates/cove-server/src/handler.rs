@@ -142,6 +142,11 @@ async fn read_body(mut body: Incoming, max: usize) -> Result<Option<Bytes>, Body
         } else if !data.is_empty() {
             first = Some(data);
         }
+        // A body whose declared length has arrived ends here: asking hyper
+        // for the end is one more trip through its body channel.
+        if body.is_end_stream() {
+            break;
+        }
     }
     Ok(joined.map(BytesMut::freeze).or(first))
 }
