@@ -92,27 +92,15 @@ impl<'a> Room<'a> {
     pub fn byte(&mut self, b: u8) {
         self.reserve(1);
         // SAFETY: `reserve` left room for it.
-        unsafe {
-            self.at.write(b);
-            self.at = self.at.add(1);
-        }
+        unsafe { self.byte_reserved(b) }
     }
 
     /// Append `s`.
     #[inline(always)]
     pub fn put(&mut self, s: &[u8]) {
-        let n = s.len();
-        self.reserve(n);
-        // SAFETY: `reserve` left room for `n` bytes; `s` cannot overlap the
-        // room, which is past the vector's length.
-        unsafe {
-            if n <= 16 {
-                copy_short(s.as_ptr(), self.at, n);
-            } else {
-                std::ptr::copy_nonoverlapping(s.as_ptr(), self.at, n);
-            }
-            self.at = self.at.add(n);
-        }
+        self.reserve(s.len());
+        // SAFETY: `reserve` left room for `s`.
+        unsafe { self.put_reserved(s) }
     }
 
     /// Append `s` to room reserved for it earlier, without checking: a
@@ -125,7 +113,8 @@ impl<'a> Room<'a> {
     pub unsafe fn put_reserved(&mut self, s: &[u8]) {
         let n = s.len();
         debug_assert!(self.left() >= n, "put_reserved past the room");
-        // SAFETY: the caller guarantees the room; `s` cannot overlap it.
+        // SAFETY: the caller guarantees the room; `s` cannot overlap it,
+        // as the room is past the vector's length.
         unsafe {
             if n <= 16 {
                 copy_short(s.as_ptr(), self.at, n);
