@@ -520,6 +520,9 @@ fn write_rows(
             put_cell(&mut room, p, c)?;
         }
         room.put(if first { b"[]" } else { b"}" });
+        // Its text may have been escaped past its share, and the rows
+        // after it may be written unchecked.
+        room.reserve(all);
     }
     room.byte(b']');
     Ok(())

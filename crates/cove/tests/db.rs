@@ -345,7 +345,7 @@ fn packed_results_read_like_plain_ones() {
 fn packed_results_encode_like_plain_ones() {
     let v = server().get("/packed/json").json();
     let cases = v.as_array().unwrap();
-    assert_eq!(cases.len(), 11);
+    assert_eq!(cases.len(), 12);
     for (i, case) in cases.iter().enumerate() {
         assert_eq!(case["packed"], case["plain"], "case {}", i + 1);
     }
@@ -373,6 +373,9 @@ fn packed_results_encode_like_plain_ones() {
     let quotes: serde_json::Value = serde_json::from_str(&packed(10)).unwrap();
     assert_eq!(quotes[0], json!({"q": "\"".repeat(1000)}));
     assert_eq!(quotes[299], json!({"q": "x"}));
+    let with_null: serde_json::Value = serde_json::from_str(&packed(11)).unwrap();
+    assert_eq!(with_null[0], json!({"q": "\"".repeat(1000)}));
+    assert_eq!(with_null[299], json!({"q": "x", "z": "y"}));
     let long: serde_json::Value = serde_json::from_str(&packed(8)).unwrap();
     assert_eq!(long.as_array().unwrap().len(), 300);
     assert_eq!(
