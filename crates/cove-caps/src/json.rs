@@ -1,5 +1,8 @@
 //! JSON encoding primitives shared by the runtimes' value walkers: strings,
 //! integers (never rounded) and floats (shortest round-trip form).
+// Escapes are written unchecked into room reserved for them (`Room`'s
+// `*_reserved` writers).
+#![allow(unsafe_code)]
 
 use std::fmt;
 
@@ -33,13 +36,13 @@ impl std::error::Error for JsonError {}
 
 /// Append `s` as a JSON string. Invalid UTF-8 becomes U+FFFD.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
-    put_string(&mut Room::new(out, s.len() + 2), s);
+    put_string(&mut Room::new(out, string_room(s.len())), s);
 }
 
 /// Append `s` as a JSON string if it is valid UTF-8; false (and nothing
 /// written) if it is not.
 pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
-    let mut room = Room::new(out, s.len() + 2);
+    let mut room = Room::new(out, string_room(s.len()));
     // Most strings are plain ASCII with nothing to escape: copy them whole.
     if is_plain(s) {
         put_plain(&mut room, s);
@@ -112,6 +115,18 @@ fn word(b: &[u8]) -> u64 {
     u64::from_le_bytes(b[..8].try_into().unwrap_or_default())
 }
 
+/// Room for [`put_string`] to write `n` bytes of text without growing the
+/// buffer: all of it when nothing needs escaping; a short string (a small
+/// JSON body echoed back, a quote every few bytes) gets room for any
+/// escape but `\u00XX`, a long one for some.
+pub fn string_room(n: usize) -> usize {
+    if n <= SHORT {
+        2 * n + 2
+    } else {
+        n + 2 + n / 2
+    }
+}
+
 /// [`write_string`] through a [`Room`]. Inlined, so the room's position
 /// stays in a register; strings to escape take a call.
 #[inline(always)]
@@ -162,9 +177,55 @@ const ESCAPE: [u8; 256] = {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Write the (UTF-8) bytes `s` quoted, escaping what JSON requires; runs
-/// of plain bytes are found eight bytes at a time and copied whole.
+/// Strings up to this long are escaped byte by byte; longer ones look
+/// for runs of plain bytes eight bytes at a time.
+const SHORT: usize = 128;
+
+/// Write the (UTF-8) bytes `s` quoted, escaping what JSON requires.
 fn put_escaped(room: &mut Room<'_>, s: &[u8]) {
+    if s.len() <= SHORT {
+        put_escaped_short(room, s);
+    } else {
+        put_escaped_long(room, s);
+    }
+}
+
+/// [`put_escaped`] for a short string, such as a small JSON body echoed
+/// back: with a quote every few bytes, the long form's runs are a byte or
+/// two long and each run and escape is a checked write. Here the room is
+/// reserved once, two bytes a byte (all escapes but `\u00XX`, which
+/// reserves its four more when it comes), and written unchecked.
+fn put_escaped_short(room: &mut Room<'_>, s: &[u8]) {
+    room.reserve(2 * s.len() + 2);
+    // SAFETY: before byte `i` is written at `at`, at least
+    // `2 * (s.len() - i) + 1` bytes of room are left there: two for it, two
+    // for each after it and one for the closing quote.
+    unsafe {
+        let mut at = room.cursor();
+        *at = b'"';
+        at = at.add(1);
+        for (i, &b) in s.iter().enumerate() {
+            let e = ESCAPE[b as usize];
+            if e == 0 {
+                *at = b;
+                at = at.add(1);
+                continue;
+            }
+            if e == b'u' {
+                room.advance_to(at);
+                room.reserve(6 + 2 * (s.len() - i - 1) + 1);
+                at = room.cursor();
+            }
+            at = write_escape(at, b);
+        }
+        *at = b'"';
+        room.advance_to(at.add(1));
+    }
+}
+
+/// [`put_escaped`] for a long string: runs of plain bytes are found eight
+/// bytes at a time and copied whole.
+fn put_escaped_long(room: &mut Room<'_>, s: &[u8]) {
     room.reserve(s.len() + 2);
     room.byte(b'"');
     let mut run = 0;
@@ -182,7 +243,9 @@ fn put_escaped(room: &mut Room<'_>, s: &[u8]) {
             continue;
         }
         room.put(&s[run..i]);
-        put_escape(room, s[i]);
+        room.reserve(6);
+        // SAFETY: reserved just above.
+        unsafe { put_escape(room, s[i]) };
         i += 1;
         run = i;
     }
@@ -191,17 +254,47 @@ fn put_escaped(room: &mut Room<'_>, s: &[u8]) {
 }
 
 /// The escape of one byte that needs one.
-fn put_escape(room: &mut Room<'_>, b: u8) {
-    match ESCAPE[b as usize] {
-        b'u' => room.put(&[
-            b'\\',
-            b'u',
-            b'0',
-            b'0',
-            HEX[(b >> 4) as usize],
-            HEX[(b & 15) as usize],
-        ]),
-        e => room.put(&[b'\\', e]),
+///
+/// # Safety
+/// The room left holds its escape: six bytes for a control character,
+/// two for `"` and `\`.
+#[inline(always)]
+unsafe fn put_escape(room: &mut Room<'_>, b: u8) {
+    // SAFETY: the caller left room for this escape.
+    unsafe {
+        let at = write_escape(room.cursor(), b);
+        room.advance_to(at);
+    }
+}
+
+/// Write the escape of `b` at `at`; returns where it ends.
+///
+/// # Safety
+/// `at` is writable for the escape's bytes (six for a control character,
+/// two for `"` and `\`).
+#[inline(always)]
+unsafe fn write_escape(at: *mut u8, b: u8) -> *mut u8 {
+    // SAFETY: the caller guarantees the bytes written.
+    unsafe {
+        match ESCAPE[b as usize] {
+            b'u' => {
+                let e = [
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[(b >> 4) as usize],
+                    HEX[(b & 15) as usize],
+                ];
+                at.copy_from_nonoverlapping(e.as_ptr(), 6);
+                at.add(6)
+            }
+            e => {
+                *at = b'\\';
+                *at.add(1) = e;
+                at.add(2)
+            }
+        }
     }
 }
 
@@ -337,6 +430,20 @@ mod tests {
                     }
                     assert_eq!(text(&s), escaped_bytewise(&s), "byte {b:#x} at {at} of {n}");
                 }
+            }
+        }
+        // Both sides of the short form's limit, where every byte is the
+        // longest escape (its room's worst case) or one in a few is.
+        for n in [SHORT - 1, SHORT, SHORT + 1, 3 * SHORT] {
+            for b in [0x01u8, b'"', b'\\', b'\n', b'x'] {
+                let all = vec![b; n];
+                assert_eq!(text(&all), escaped_bytewise(&all), "{n} bytes {b:#x}");
+                let some: Vec<u8> = (0..n).map(|i| if i % 3 == 0 { b } else { b'y' }).collect();
+                assert_eq!(
+                    text(&some),
+                    escaped_bytewise(&some),
+                    "{n} bytes, {b:#x} in three"
+                );
             }
         }
         let mixed = "é\"\\\u{1}日本\n".repeat(5);

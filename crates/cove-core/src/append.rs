@@ -139,6 +139,30 @@ impl<'a> Room<'a> {
         }
     }
 
+    /// Where the next byte goes, for a loop of writes into reserved room
+    /// that keeps its position in a local: through [`Room::put_reserved`]
+    /// the compiler stores the position back after every byte, as a byte
+    /// written through it might be the writer's own field. The loop
+    /// reports how far it wrote with [`Room::advance_to`].
+    #[inline(always)]
+    pub fn cursor(&self) -> *mut u8 {
+        self.at
+    }
+
+    /// Move the position to `at`, past bytes written from [`Room::cursor`].
+    ///
+    /// # Safety
+    /// `at` lies between the cursor and the end of the room reserved since
+    /// the cursor was taken, and every byte before it is written.
+    #[inline(always)]
+    pub unsafe fn advance_to(&mut self, at: *mut u8) {
+        debug_assert!(
+            self.at <= at && at <= self.end,
+            "advance_to outside the room"
+        );
+        self.at = at;
+    }
+
     /// Write through the vector itself (for the rare paths).
     pub fn with_vec<R>(&mut self, write: impl FnOnce(&mut Vec<u8>) -> R) -> R {
         self.commit();

@@ -13,8 +13,8 @@ use std::ffi::c_int;
 use mlua::{ffi, Lua, Value};
 
 use cove_caps::json::{
-    put_float, put_int, put_string, write_float, write_int, write_string, JsonError, MAX_FLOAT_LEN,
-    MAX_INT_LEN,
+    put_float, put_int, put_string, string_room, write_float, write_int, write_string, JsonError,
+    MAX_FLOAT_LEN, MAX_INT_LEN,
 };
 use cove_core::Room;
 
@@ -313,8 +313,6 @@ fn room_for(v: Scalar) -> usize {
         Scalar::Bool(_) => 5,
         Scalar::Int(_) => MAX_INT_LEN,
         Scalar::Float(_) => MAX_FLOAT_LEN,
-        // With room for some escapes: an echoed JSON body (a quote in every
-        // four bytes or so) then fits without moving the buffer.
-        Scalar::Str(_, n) => n + 2 + n / 2,
+        Scalar::Str(_, n) => string_room(n),
     }
 }
