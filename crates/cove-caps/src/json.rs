@@ -36,13 +36,13 @@ impl std::error::Error for JsonError {}
 
 /// Append `s` as a JSON string. Invalid UTF-8 becomes U+FFFD.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
-    put_string(&mut Room::new(out, string_room(s.len())), s);
+    put_string(&mut Room::new(out, s.len() + 2), s);
 }
 
 /// Append `s` as a JSON string if it is valid UTF-8; false (and nothing
 /// written) if it is not.
 pub fn write_utf8(out: &mut Vec<u8>, s: &[u8]) -> bool {
-    let mut room = Room::new(out, string_room(s.len()));
+    let mut room = Room::new(out, s.len() + 2);
     // Most strings are plain ASCII with nothing to escape: copy them whole.
     if is_plain(s) {
         put_plain(&mut room, s);
