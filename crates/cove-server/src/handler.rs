@@ -10,7 +10,9 @@ use http_body_util::BodyExt;
 use hyper::body::{Body as _, Incoming};
 use tokio::sync::Notify;
 
-use cove_core::{log, run_main, run_pre, App, Engine, Exchange, Flow, Step, Target, TurnTx};
+use cove_core::{
+    log, run_main, run_pre, App, Engine, Exchange, Flow, JobWork, Step, Target, TurnTx,
+};
 
 use crate::convert::{closing, request_head, to_http, HttpResponse};
 use crate::static_files::{self, StaticFiles};
@@ -152,8 +154,9 @@ async fn read_body(mut body: Incoming, max: usize) -> Result<Option<Bytes>, Body
 }
 
 /// Run a pipeline phase; while a script waits on blocking work (a password
-/// hash, an outbound request), the work runs on tokio's blocking pool and
-/// this worker serves its other connections. `before_wait` runs first.
+/// hash, an outbound request), the work runs on tokio's blocking pool, and
+/// a future (a PostgreSQL query) is awaited here; either way this worker
+/// serves its other connections meanwhile. `before_wait` runs first.
 async fn drive<E: Engine>(
     engine: &E,
     ex: &mut Exchange,
@@ -166,11 +169,16 @@ async fn drive<E: Engine>(
             Step::Done(flow) => return flow,
             Step::Wait(job) => {
                 before_wait();
-                let output = match tokio::task::spawn_blocking(move || job.run()).await {
-                    Ok(output) => output,
-                    // The job panicked: resume with something the engine
-                    // does not expect, which it reports as an error.
-                    Err(e) => Box::new(e.to_string()),
+                let output = match job.into_work() {
+                    JobWork::Future(fut) => fut.await,
+                    JobWork::Blocking(job) => {
+                        match tokio::task::spawn_blocking(move || job.run()).await {
+                            Ok(output) => output,
+                            // The job panicked: resume with something the engine
+                            // does not expect, which it reports as an error.
+                            Err(e) => Box::new(e.to_string()),
+                        }
+                    }
                 };
                 ex.resume = Some(output);
             }
