@@ -41,7 +41,9 @@ pub enum JobWork {
 impl Job {
     /// Blocking work, run off the worker's thread.
     pub fn new<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Job {
-        Job(Kind::Blocking(Box::new(move || Box::new(work()) as JobOutput)))
+        Job(Kind::Blocking(Box::new(move || {
+            Box::new(work()) as JobOutput
+        })))
     }
 
     /// A future awaited on the worker. It must not need the worker's own
@@ -110,20 +112,19 @@ mod tests {
 
     #[test]
     fn a_future_job_runs_inline_when_woken_from_another_thread() {
-        let (tx, rx) = std::sync::mpsc::channel::<u32>();
+        let slot = Arc::new(std::sync::Mutex::new(None::<u32>));
         let job = Job::future(async move {
-            // Ready only once the other thread has sent and woken us.
-            std::future::poll_fn(|cx| match rx.try_recv() {
-                Ok(v) => Poll::Ready(v),
-                Err(_) => {
-                    let waker = cx.waker().clone();
-                    let tx = tx.clone();
-                    std::thread::spawn(move || {
-                        let _ = tx.send(7);
-                        waker.wake();
-                    });
-                    Poll::Pending
+            // Ready only once the other thread has filled the slot and woken us.
+            std::future::poll_fn(|cx| {
+                if let Some(v) = *slot.lock().unwrap() {
+                    return Poll::Ready(v);
                 }
+                let (waker, slot) = (cx.waker().clone(), slot.clone());
+                std::thread::spawn(move || {
+                    *slot.lock().unwrap() = Some(7);
+                    waker.wake();
+                });
+                Poll::Pending
             })
             .await
         });

@@ -4,6 +4,7 @@
 
 mod append;
 mod exchange;
+pub mod fault;
 mod files;
 mod job;
 mod limits;

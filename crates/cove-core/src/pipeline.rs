@@ -122,9 +122,20 @@ fn call_or_resume<E: Engine>(
     ex: &mut Exchange,
     st: &mut E::State,
 ) -> Result<Flow, ScriptError> {
+    crate::fault::clear();
     match ex.resume.take() {
         Some(output) => engine.resume(output, ex, st),
         None => engine.call(id, ex, st),
+    }
+}
+
+/// Record a call's failure: 503 when a backend could not be reached, else 500.
+fn failed(ex: &mut Exchange, e: ScriptError) {
+    ex.errors.push(e);
+    if crate::fault::take() {
+        ex.res.unavailable();
+    } else {
+        ex.res.fail();
     }
 }
 
@@ -145,8 +156,7 @@ fn run_chain<E: Engine>(
             Ok(Flow::Continue) => {}
             Ok(Flow::Stop) => return Step::Done(Flow::Stop),
             Err(e) => {
-                ex.errors.push(e);
-                ex.res.fail();
+                failed(ex, e);
                 return Step::Done(Flow::Stop);
             }
         }
@@ -182,8 +192,7 @@ pub fn run_main<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) -> 
                 return Step::Wait(job);
             }
             if let Err(e) = result {
-                ex.errors.push(e);
-                ex.res.fail();
+                failed(ex, e);
             }
         }
         Target::NotFound => set_plain(&mut ex.res, Response::plain(404, "Not Found")),

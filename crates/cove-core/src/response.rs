@@ -140,6 +140,19 @@ impl Response {
         self.body_type = Some("text/plain; charset=utf-8");
         self.body = Bytes::from_static(b"Internal Server Error");
     }
+
+    /// Replace the response with a 503 that asks the client to retry: the
+    /// handler failed because a backend (the database) could not be reached.
+    pub fn unavailable(&mut self) {
+        self.status = 503;
+        self.content_type = None;
+        self.body_type = Some("text/plain; charset=utf-8");
+        self.body = Bytes::from_static(b"Service Unavailable");
+        self.headers
+            .retain(|(k, _)| !k.eq_ignore_ascii_case("retry-after"));
+        self.headers
+            .push(("Retry-After".to_string(), "1".to_string()));
+    }
 }
 
 #[cfg(test)]

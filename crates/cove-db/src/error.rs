@@ -37,6 +37,10 @@ pub enum DbError {
     /// The row callback of [`crate::Db::query`] failed (e.g. the script VM ran out of memory).
     #[error("{0}")]
     Callback(String),
+    /// The database server cannot be reached (PostgreSQL down or restarting); the
+    /// request gets 503 and the connection is made again for the next one.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl DbError {
@@ -52,6 +56,7 @@ impl DbError {
             DbError::Migration { .. } => "db.migration",
             DbError::Open(_) => "db.open",
             DbError::Callback(_) => "db.callback",
+            DbError::Unavailable(_) => "db.unavailable",
         }
     }
 
@@ -65,6 +70,7 @@ impl DbError {
             DbError::Params(m) => DbError::Params(format!("{prefix}{m}")),
             DbError::Open(m) => DbError::Open(format!("{prefix}{m}")),
             DbError::Callback(m) => DbError::Callback(format!("{prefix}{m}")),
+            DbError::Unavailable(m) => DbError::Unavailable(format!("{prefix}{m}")),
             other @ (DbError::Reserved | DbError::Migration { .. }) => other,
         }
     }

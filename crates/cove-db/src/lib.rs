@@ -1,23 +1,24 @@
-//! SQLite for Cove apps: per-worker connections, one shared write lock per file,
-//! the reserved `_hull_*` namespace, batches and migrations (Hull API §5).
+//! The database of Cove apps: SQLite (embedded: per-worker connections, one
+//! shared write lock per file, group commit) or PostgreSQL (`--db
+//! postgres://…`), behind one [`Db`]; the reserved `_hull_*` namespace,
+//! batches and migrations (Hull API §5).
 
-mod batch;
-mod conn;
+mod db;
 mod error;
-mod group;
 mod inspect;
-mod lock;
-mod migrate;
+mod migrations;
+mod pg;
 mod sql_text;
-mod stmt;
+mod sqlite;
 mod value;
 
 #[cfg(test)]
 mod tests;
 
-pub use conn::{Db, Origin};
+pub use db::{Db, Origin};
 pub use error::DbError;
 pub use inspect::{ColumnInfo, ResultSet, TableInfo};
-pub use lock::WriteLock;
-pub use migrate::{MigrationReport, MigrationStatus};
+pub use migrations::{Dialect, MigrationReport, MigrationStatus};
+pub use sql_text::mentions_reserved;
+pub use sqlite::lock::WriteLock;
 pub use value::{Row, Value, ValueRef};

@@ -6,7 +6,7 @@ use crate::error::DbError;
 const RESERVED: &[u8] = b"_hull_";
 
 /// True when `sql` mentions `_hull_` anywhere (any ASCII case), even inside a string literal.
-pub(crate) fn mentions_reserved(sql: &str) -> bool {
+pub fn mentions_reserved(sql: &str) -> bool {
     sql.as_bytes()
         .windows(RESERVED.len())
         .any(|w| w.eq_ignore_ascii_case(RESERVED))

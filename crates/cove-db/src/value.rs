@@ -1,6 +1,6 @@
 //! Values passed to and read from SQLite, and the row view handed to query callbacks.
 
-use crate::stmt::Running;
+use crate::sqlite::stmt::Running;
 
 /// An owned SQL value bound as a parameter; `Text` is raw bytes (Lua strings may be non-UTF-8).
 #[derive(Clone, Debug, PartialEq)]
@@ -46,13 +46,32 @@ impl From<ValueRef<'_>> for Value {
 
 /// One result row, valid only inside the query callback.
 pub struct Row<'a> {
-    running: &'a Running<'a>,
+    src: Source<'a>,
     len: usize,
+}
+
+/// Where a row's values are: in SQLite's statement, or read out already
+/// (PostgreSQL rows, which arrive whole).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Sqlite(&'a Running<'a>),
+    Values(&'a [Value]),
 }
 
 impl<'a> Row<'a> {
     pub(crate) fn new(running: &'a Running<'a>, len: usize) -> Row<'a> {
-        Row { running, len }
+        Row {
+            src: Source::Sqlite(running),
+            len,
+        }
+    }
+
+    /// A row over values already read.
+    pub fn of_values(values: &'a [Value]) -> Row<'a> {
+        Row {
+            src: Source::Values(values),
+            len: values.len(),
+        }
     }
 
     /// Number of columns in the row.
@@ -68,6 +87,22 @@ impl<'a> Row<'a> {
     /// Value of column `i` (0-based); `Null` when `i` is out of range.
     #[inline]
     pub fn get(&self, i: usize) -> ValueRef<'_> {
-        self.running.value(i, self.len)
+        match self.src {
+            Source::Sqlite(running) => running.value(i, self.len),
+            Source::Values(values) => values.get(i).map_or(ValueRef::Null, Value::as_ref),
+        }
+    }
+}
+
+impl Value {
+    /// The borrowed form.
+    pub fn as_ref(&self) -> ValueRef<'_> {
+        match self {
+            Value::Null => ValueRef::Null,
+            Value::Integer(i) => ValueRef::Integer(*i),
+            Value::Real(f) => ValueRef::Real(*f),
+            Value::Text(t) => ValueRef::Text(t),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }
     }
 }

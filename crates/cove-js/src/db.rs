@@ -5,9 +5,10 @@
 use std::rc::Rc;
 
 use rquickjs::function::Opt;
-use rquickjs::{qjs, ArrayBuffer, Ctx, Object, TypedArray, Value};
+use rquickjs::{qjs, Array, ArrayBuffer, Ctx, Object, TypedArray, Value};
 
-use cove_db::{Db, DbError, Origin, Value as DbValue, ValueRef};
+use cove_core::{Job, JobOutput};
+use cove_db::{Db, DbError, Origin, ResultSet, Value as DbValue, ValueRef};
 
 use crate::host::Host;
 use crate::native::{set_fn, throw, type_name};
@@ -234,6 +235,90 @@ fn query<'js>(
     Ok(array)
 }
 
+/// The origin a waiting query runs as: the reserved check happens when the
+/// query is made, so the caller is asked up front.
+fn origin_of(ctx: &Ctx<'_>, sql: &str) -> Origin {
+    with_origin(ctx, |origin| match origin {
+        Origin::App if cove_db::mentions_reserved(sql) => Err(DbError::Reserved),
+        o => Ok(o),
+    })
+    .unwrap_or(Origin::App)
+}
+
+fn failed_job(ctx: &Ctx<'_>) -> rquickjs::Error {
+    throw(ctx, "the background job failed")
+}
+
+/// `db.queryAsync`'s rows.
+fn finish_query<'js>(ctx: &Ctx<'js>, out: JobOutput) -> rquickjs::Result<Value<'js>> {
+    let set = out
+        .downcast::<Result<ResultSet, DbError>>()
+        .map_err(|_| failed_job(ctx))?
+        .map_err(|e| throw(ctx, &format!("db.query failed: {e}")))?;
+    let rows = Array::new(ctx.clone())?;
+    for (i, row) in set.rows.iter().enumerate() {
+        let obj = Object::new(ctx.clone())?;
+        for (name, v) in set.columns.iter().zip(row) {
+            // SAFETY: `column` returns a new reference, owned by the wrapper.
+            let v = unsafe { Value::from_raw(ctx.clone(), column(ctx, v.as_ref())?) };
+            obj.set(name.as_str(), v)?;
+        }
+        rows.set(i, obj)?;
+    }
+    Ok(rows.into_value())
+}
+
+/// `db.execAsync`'s count of changed rows (an INSERT's id is `db.lastId()` already).
+fn finish_exec<'js>(ctx: &Ctx<'js>, out: JobOutput) -> rquickjs::Result<Value<'js>> {
+    let (changed, _) = out
+        .downcast::<Result<(u64, Option<i64>), DbError>>()
+        .map_err(|_| failed_job(ctx))?
+        .map_err(|e| throw(ctx, &format!("db.exec failed: {e}")))?;
+    Ok(Value::new_number(ctx.clone(), changed as f64))
+}
+
+/// `db.queryAsync` / `db.execAsync`: on PostgreSQL a promise the worker
+/// settles while it serves other requests; on SQLite, whose queries do not
+/// wait, the plain call's result as a settled promise.
+fn add_async<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
+    let h = host.clone();
+    set_fn(
+        raw,
+        "dbQueryAsync",
+        move |ctx: Ctx<'js>, sql: String, p: Opt<Value<'js>>| {
+            let p = params(&ctx, "db.queryAsync", p)?;
+            let origin = origin_of(&ctx, &sql);
+            let later = h.db.borrow_mut().query_later(&sql, p.clone(), origin);
+            match later {
+                Some(fut) => h.await_job(&ctx, Job::future(fut), finish_query),
+                None => crate::host::settled(&ctx, query(&ctx, &h, &sql, p)),
+            }
+        },
+    )?;
+    let h = host.clone();
+    set_fn(
+        raw,
+        "dbExecAsync",
+        move |ctx: Ctx<'js>, sql: String, p: Opt<Value<'js>>| {
+            let p = params(&ctx, "db.execAsync", p)?;
+            let origin = origin_of(&ctx, &sql);
+            let later = h.db.borrow_mut().exec_later(&sql, p.clone(), origin);
+            match later {
+                Some(fut) => h.await_job(&ctx, Job::future(fut), finish_exec),
+                None => {
+                    let done = with_origin(&ctx, |o| h.db.borrow_mut().exec(&sql, &p, o))
+                        .map(|n| Value::new_number(ctx.clone(), n as f64))
+                        .map_err(|e| throw(&ctx, &format!("db.exec failed: {e}")));
+                    crate::host::settled(&ctx, done)
+                }
+            }
+        },
+    )?;
+    let h = host.clone();
+    let dialect = h.db.borrow().dialect().name();
+    raw.set("dbDialect", dialect)
+}
+
 fn batch_step(
     ctx: &Ctx<'_>,
     host: &Host,
@@ -266,6 +351,7 @@ pub(crate) fn add<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<(
     )?;
     let h = host.clone();
     set_fn(raw, "dbLastId", move || h.db.borrow().last_id() as f64)?;
+    add_async(raw, host)?;
     for (name, step) in [
         (
             "dbBegin",

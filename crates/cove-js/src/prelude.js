@@ -44,7 +44,12 @@
   const db = {
     query: raw.dbQuery,
     exec: raw.dbExec,
+    // Promises that keep the worker free while PostgreSQL answers.
+    queryAsync: raw.dbQueryAsync,
+    execAsync: raw.dbExecAsync,
     lastId: raw.dbLastId,
+    // "sqlite" or "postgres": for SQL that cannot be written portably.
+    dialect: raw.dbDialect,
     batch(fn) {
       if (typeof fn !== "function") throw new TypeError("db.batch requires a function");
       dbBegin();

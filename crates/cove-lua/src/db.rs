@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use mlua::{ffi, Lua, Table, Value};
 
-use cove_db::{Db, DbError, Origin, Value as DbValue};
+use cove_db::{Db, DbError, Dialect, Origin, Value as DbValue};
 
 use crate::globals::{fail, Outcome};
 use crate::native::{run_returning, type_name};
@@ -103,7 +103,7 @@ unsafe fn called_from_stdlib(state: *mut ffi::lua_State) -> bool {
 /// (~40 instructions a time).
 pub(crate) type DbCell = Rc<RefCell<Db>>;
 
-fn db_cell(lua: &Lua) -> mlua::Result<DbCell> {
+pub(crate) fn db_cell(lua: &Lua) -> mlua::Result<DbCell> {
     lua.app_data_ref::<DbCell>()
         .map(|c| Rc::clone(&c))
         .ok_or_else(|| mlua::Error::RuntimeError("database not open".into()))
@@ -167,14 +167,20 @@ fn batch_step(lua: &Lua, step: fn(&mut Db) -> Result<(), DbError>) -> mlua::Resu
 }
 
 pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    // SAFETY: they read their arguments from the stack, push one result,
-    // and raise only when no Rust value is live (native::run_returning).
-    raw.raw_set("db_query", unsafe {
-        lua.create_c_function(db_call::<true>)?
-    })?;
-    raw.raw_set("db_exec", unsafe {
-        lua.create_c_function(db_call::<false>)?
-    })?;
+    let dialect = db_cell(lua)?.borrow().dialect();
+    if dialect == Dialect::Sqlite {
+        // SAFETY: they read their arguments from the stack, push one result,
+        // and raise only when no Rust value is live (native::run_returning).
+        raw.raw_set("db_query", unsafe {
+            lua.create_c_function(db_call::<true>)?
+        })?;
+        raw.raw_set("db_exec", unsafe {
+            lua.create_c_function(db_call::<false>)?
+        })?;
+    } else {
+        crate::db_wait::add_raw(lua, raw)?;
+    }
+    raw.raw_set("db_dialect", dialect.name())?;
     raw.raw_set(
         "db_last_id",
         lua.create_function(|lua, ()| Ok(db_cell(lua)?.borrow().last_id()))?,

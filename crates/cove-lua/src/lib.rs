@@ -7,6 +7,7 @@ mod budget;
 mod coroutine;
 mod crypto;
 mod db;
+mod db_wait;
 mod engine;
 mod error;
 mod globals;

@@ -36,6 +36,8 @@ db = {
   query = raw.db_query,
   exec = raw.db_exec,
   last_id = raw.db_last_id,
+  -- "sqlite" or "postgres": for SQL that cannot be written portably.
+  dialect = raw.db_dialect,
   batch = function(fn)
     local ok, e = raw.db_begin()
     if not ok then

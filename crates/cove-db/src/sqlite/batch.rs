@@ -1,11 +1,11 @@
 //! Batches (explicit transactions), the stale-transaction guard and shutdown maintenance.
 
-use crate::conn::Db;
 use crate::error::DbError;
+use crate::sqlite::conn::Sqlite;
 
 const NESTED: &str = "cannot start a transaction within a transaction";
 
-impl Db {
+impl Sqlite {
     /// Takes the write lock, then `BEGIN IMMEDIATE`. Fails if a transaction is already open.
     pub fn begin_batch(&mut self) -> Result<(), DbError> {
         if self.group.enabled {
@@ -81,17 +81,17 @@ impl Db {
 
     /// Runs a transaction-control statement through the statement cache.
     pub(crate) fn run_control(&self, sql: &str) -> Result<(), DbError> {
-        crate::group::control(&self.conn, sql)
+        crate::sqlite::group::control(&self.conn, sql)
     }
 
-    /// Whether this `Db` holds the write lock right now (for tests and assertions).
+    /// Whether this `Sqlite` holds the write lock right now (for tests and assertions).
     #[cfg(test)]
     pub(crate) fn holds_write_lock(&self) -> bool {
         self.hold.is_held()
     }
 }
 
-impl Drop for Db {
+impl Drop for Sqlite {
     /// A group still open when its worker stops is committed: its requests
     /// were never answered, but their writes are sound.
     fn drop(&mut self) {

@@ -1,11 +1,12 @@
-//! `Db`: one SQLite connection per worker, with the shared write lock and statement cache.
+//! `Sqlite`: one SQLite connection per worker, with the shared write lock and statement cache.
 
 use crate::error::{too_many_params, DbError};
-use crate::group::Group;
-use crate::lock::{LockHold, WriteLock};
 use crate::sql_text;
-use crate::stmt::{Prepared, Running, Stmt, StmtCache};
+use crate::sqlite::group::Group;
+use crate::sqlite::lock::{LockHold, WriteLock};
+use crate::sqlite::stmt::{Prepared, Running, Stmt, StmtCache};
 use crate::value::{Row, Value};
+use crate::Origin;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 
@@ -34,17 +35,8 @@ const SEVERAL_IN_QUERY: &str = "several statements in one db.query; pass one sta
 const SEVERAL_WITH_PARAMS: &str = "several statements with parameters in one db.exec; \
      split them into one db.exec per statement, or put them in a migration";
 
-/// Who issued the SQL: app code may not touch the reserved `_hull_*` tables, the stdlib may.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Origin {
-    /// The application's own code.
-    App,
-    /// Cove's standard library (sessions, migrations, ...).
-    Stdlib,
-}
-
 /// One SQLite connection, owned by one worker thread.
-pub struct Db {
+pub struct Sqlite {
     // Field order matters: the statements (the cache's and the group's) are finalized
     // before their connection closes, and the connection closes (rolling back any open
     // transaction) before `hold` drops and hands the write lock to the next worker.
@@ -54,9 +46,9 @@ pub struct Db {
     pub(crate) hold: LockHold,
 }
 
-impl std::fmt::Debug for Db {
+impl std::fmt::Debug for Sqlite {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db")
+        f.debug_struct("Sqlite")
             .field("path", &self.conn.path())
             .field("in_transaction", &self.in_transaction())
             .field("holds_write_lock", &self.hold.is_held())
@@ -64,11 +56,11 @@ impl std::fmt::Debug for Db {
     }
 }
 
-impl Db {
-    /// Opens (creating if needed) a read-write database; `lock` must be shared by every `Db` of `path`.
-    pub fn open(path: &Path, lock: WriteLock) -> Result<Db, DbError> {
+impl Sqlite {
+    /// Opens (creating if needed) a read-write database; `lock` must be shared by every `Sqlite` of `path`.
+    pub fn open(path: &Path, lock: WriteLock) -> Result<Sqlite, DbError> {
         let conn = Connection::open(path).map_err(|e| open_error(path, e))?;
-        let mut db = Db::configure(conn, lock, PRAGMAS).map_err(|e| open_error(path, e))?;
+        let mut db = Sqlite::configure(conn, lock, PRAGMAS).map_err(|e| open_error(path, e))?;
         let mode: String = db
             .conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -78,17 +70,18 @@ impl Db {
     }
 
     /// Opens an existing database read-only (for tooling such as `cove migrate --status`).
-    pub fn open_readonly(path: &Path) -> Result<Db, DbError> {
+    pub fn open_readonly(path: &Path) -> Result<Sqlite, DbError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
-        Db::configure(conn, WriteLock::default(), READONLY_PRAGMAS).map_err(|e| open_error(path, e))
+        Sqlite::configure(conn, WriteLock::default(), READONLY_PRAGMAS)
+            .map_err(|e| open_error(path, e))
     }
 
-    fn configure(conn: Connection, lock: WriteLock, pragmas: &str) -> rusqlite::Result<Db> {
+    fn configure(conn: Connection, lock: WriteLock, pragmas: &str) -> rusqlite::Result<Sqlite> {
         conn.execute_batch(pragmas)?;
-        Ok(Db {
+        Ok(Sqlite {
             stmts: StmtCache::new(STATEMENT_CACHE_CAPACITY),
             conn,
             hold: LockHold::new(lock),
@@ -129,7 +122,7 @@ impl Db {
             while r.step()? {}
             Ok(())
         })?;
-        let Db {
+        let Sqlite {
             conn, hold, group, ..
         } = self;
         match ran {
@@ -162,7 +155,7 @@ impl Db {
         params: &[Value],
         body: impl FnOnce(&Running<'_>) -> Result<T, DbError>,
     ) -> Result<Prepared<T>, DbError> {
-        let Db {
+        let Sqlite {
             stmts,
             conn,
             hold,

@@ -3,7 +3,7 @@
 //!
 //! An autocommit INSERT pays for its own commit (WAL append, lock calls); a
 //! group pays once. The server holds the responses of the requests that
-//! joined a group until [`Db::commit_group`] reports it committed, so an
+//! joined a group until [`Sqlite::commit_group`] reports it committed, so an
 //! acknowledged write is always committed. `db.batch` becomes a SAVEPOINT
 //! inside the group. A transaction-control statement the app runs itself
 //! (`BEGIN`, `COMMIT`, `SAVEPOINT`, ...) first commits the group, then runs
@@ -22,10 +22,10 @@ use std::collections::VecDeque;
 
 use rusqlite::Connection;
 
-use crate::conn::Db;
 use crate::error::DbError;
-use crate::lock::LockHold;
-use crate::stmt::Kept;
+use crate::sqlite::conn::Sqlite;
+use crate::sqlite::lock::LockHold;
+use crate::sqlite::stmt::Kept;
 use cove_core::TurnTx;
 
 const NESTED: &str = "cannot start a transaction within a transaction";
@@ -226,7 +226,7 @@ impl Group {
     }
 }
 
-impl Db {
+impl Sqlite {
     /// Turn group commit on or off (off by default; the server turns it on).
     pub fn set_group_commit(&mut self, on: bool) {
         if !on {
@@ -245,12 +245,12 @@ impl Db {
         }
     }
 
-    /// Whether a group transaction is open and waiting for [`Db::commit_group`].
+    /// Whether a group transaction is open and waiting for [`Sqlite::commit_group`].
     pub fn group_open(&self) -> bool {
         self.group.open
     }
 
-    /// What [`Db::commit_group`] should end at the end of the turn.
+    /// What [`Sqlite::commit_group`] should end at the end of the turn.
     pub fn turn_tx(&self) -> TurnTx {
         if self.group.open {
             TurnTx::Write

@@ -1,46 +1,18 @@
 //! Looking into a database from tools (`cove db schema`, `cove db query`): the
 //! tables and columns, and one statement's complete result with its column
-//! names. Unlike [`Db::query`] these may read the reserved `_hull_*` tables:
+//! names. Unlike [`Sqlite::query`] these may read the reserved `_hull_*` tables:
 //! the person running a tool owns the database.
 
-use crate::conn::{run, Db};
 use crate::error::DbError;
-use crate::stmt::{Prepared, Stmt};
-use crate::value::Value;
+use crate::inspect::{ColumnInfo, ResultSet, TableInfo};
+use crate::sqlite::conn::{run, Sqlite};
+use crate::sqlite::stmt::{Prepared, Stmt};
 use rusqlite::Connection;
-
-/// One table of [`Db::schema`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TableInfo {
-    pub name: String,
-    /// In declaration order.
-    pub columns: Vec<ColumnInfo>,
-}
-
-/// One column, as `PRAGMA table_info` describes it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ColumnInfo {
-    pub name: String,
-    /// Declared type as written (`INTEGER`, `TEXT`, or empty when none was given).
-    pub decl_type: String,
-    pub not_null: bool,
-    /// The DEFAULT expression as SQL text (`0`, `'x'`, `datetime('now')`).
-    pub default: Option<String>,
-    /// Part of the primary key.
-    pub pk: bool,
-}
-
-/// Every row of one statement, with its column names even when it returned none.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ResultSet {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Value>>,
-}
 
 const SEVERAL: &str = "several statements; pass one statement at a time";
 const BLANK: &str = "no SQL statement given";
 
-impl Db {
+impl Sqlite {
     /// Tables (not views, not SQLite's own `sqlite_*`), ordered by name.
     pub fn schema(&mut self) -> Result<Vec<TableInfo>, DbError> {
         let mut names = Vec::new();
@@ -72,9 +44,9 @@ impl Db {
     }
 
     /// Runs one statement and returns all its rows. A statement that may
-    /// write takes the write lock as [`Db::exec`] does.
+    /// write takes the write lock as [`Sqlite::exec`] does.
     pub fn query_all(&mut self, sql: &str) -> Result<ResultSet, DbError> {
-        let Db {
+        let Sqlite {
             conn, hold, group, ..
         } = self;
         let stmt = prepare_one(conn, sql)?;
@@ -122,11 +94,11 @@ fn columns(conn: &Connection, table: &str) -> Result<Vec<ColumnInfo>, DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Origin, WriteLock};
+    use crate::{Origin, Value, WriteLock};
     use std::path::Path;
 
-    fn memory() -> Db {
-        let mut db = Db::open(Path::new(":memory:"), WriteLock::default()).expect("open");
+    fn memory() -> Sqlite {
+        let mut db = Sqlite::open(Path::new(":memory:"), WriteLock::default()).expect("open");
         db.exec(
             "CREATE TABLE tasks (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, \
              done INTEGER DEFAULT 0, at);
@@ -217,7 +189,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("app.db");
         {
-            let mut db = Db::open(&path, WriteLock::default()).expect("open");
+            let mut db = Sqlite::open(&path, WriteLock::default()).expect("open");
             db.exec(
                 "CREATE TABLE t (x TEXT); INSERT INTO t VALUES ('a')",
                 &[],
@@ -225,7 +197,7 @@ mod tests {
             )
             .expect("fill");
         }
-        let mut ro = Db::open_readonly(&path).expect("readonly");
+        let mut ro = Sqlite::open_readonly(&path).expect("readonly");
         assert_eq!(ro.schema().expect("schema")[0].name, "t");
         assert_eq!(ro.query_all("SELECT x FROM t").expect("read").rows.len(), 1);
         let err = ro
@@ -234,10 +206,10 @@ mod tests {
         assert!(err.to_string().contains("readonly"), "{err}");
 
         // While a server has the file open, its latest commit sits in the WAL.
-        let mut live = Db::open(&path, WriteLock::default()).expect("open");
+        let mut live = Sqlite::open(&path, WriteLock::default()).expect("open");
         live.exec("INSERT INTO t VALUES ('c')", &[], Origin::App)
             .expect("insert");
-        let mut ro = Db::open_readonly(&path).expect("readonly beside a writer");
+        let mut ro = Sqlite::open_readonly(&path).expect("readonly beside a writer");
         assert_eq!(ro.query_all("SELECT x FROM t").expect("read").rows.len(), 2);
     }
 }

@@ -28,7 +28,7 @@ struct Shared {
     released: AtomicU64,
 }
 
-/// Write lock for one database file; clone it into every worker's [`crate::Db`] of that file.
+/// Write lock for one database file; clone it into every worker's [`Sqlite`](crate::sqlite::conn::Sqlite) of that file.
 #[derive(Clone, Default)]
 pub struct WriteLock(Arc<Shared>);
 

@@ -1,15 +1,15 @@
 //! Forward-only SQL migrations from a directory, tracked in `_hull_migrations` (Hull API §5.4).
 
-use crate::conn::{Db, Origin};
 use crate::error::DbError;
+use crate::migrations::{failed, files, text, Dialect, MigrationReport, MigrationStatus, DIR};
 use crate::sql_text;
-use crate::value::{Value, ValueRef};
+use crate::sqlite::conn::Sqlite;
+use crate::value::Value;
+use crate::Origin;
 use cove_core::AppFiles;
 use std::collections::HashMap;
 
 const TABLE: &str = "_hull_migrations";
-/// Where migrations live in an app.
-pub const DIR: &str = "migrations";
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS _hull_migrations (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     name TEXT NOT NULL UNIQUE,
@@ -17,25 +17,7 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS _hull_migrations (
 const ENDED_OWN_TRANSACTION: &str =
     "the file ended the migration's transaction itself (COMMIT/ROLLBACK/END); remove that statement";
 
-/// What [`Db::migrate`] did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MigrationReport {
-    /// Files applied by this run, in order.
-    pub applied: Vec<String>,
-    /// Files skipped because they hold only whitespace and comments (they are not recorded).
-    pub skipped_empty: Vec<String>,
-}
-
-/// One migration file and when it was applied.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MigrationStatus {
-    /// File name, e.g. `001_init.sql`.
-    pub name: String,
-    /// `applied_at` from `_hull_migrations` (UTC, `YYYY-MM-DD HH:MM:SS`), or `None` if pending.
-    pub applied_at: Option<String>,
-}
-
-impl Db {
+impl Sqlite {
     /// Applies, in file-name order, every `migrations/*.sql` file of the app not yet
     /// recorded, each in its own transaction; stops at the first failure. No `migrations/`
     /// directory applies nothing.
@@ -49,12 +31,13 @@ impl Db {
             .map_err(|e| failed(TABLE, e))?;
         let applied = self.applied().map_err(|e| failed(TABLE, e))?;
         let mut report = MigrationReport::default();
-        for name in sql_files(app)? {
+        for file in files(app, Dialect::Sqlite)? {
+            let name = file.name;
             if applied.contains_key(&name) {
                 continue;
             }
             let sql = app
-                .read(&format!("{DIR}/{name}"))
+                .read(&format!("{DIR}/{}", file.file))
                 .map_err(|e| failed(&name, e))?;
             let sql = std::str::from_utf8(&sql).map_err(|_| failed(&name, "not UTF-8"))?;
             if sql_text::is_blank(sql) {
@@ -69,7 +52,7 @@ impl Db {
     /// Every `migrations/*.sql` file of the app in apply order, with its `applied_at` if it
     /// was applied.
     pub fn migration_status(&mut self, app: &AppFiles) -> Result<Vec<MigrationStatus>, DbError> {
-        let files = sql_files(app)?;
+        let files = files(app, Dialect::Sqlite)?;
         let mut exists = false;
         self.query(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
@@ -87,9 +70,9 @@ impl Db {
         };
         Ok(files
             .into_iter()
-            .map(|name| MigrationStatus {
-                applied_at: applied.get(&name).cloned(),
-                name,
+            .map(|f| MigrationStatus {
+                applied_at: applied.get(&f.name).cloned(),
+                name: f.name,
             })
             .collect())
     }
@@ -149,34 +132,5 @@ impl Db {
             },
         )?;
         Ok(map)
-    }
-}
-
-/// Names of the regular files in `migrations/` ending in `.sql`, sorted bytewise. Missing
-/// directory: none.
-fn sql_files(app: &AppFiles) -> Result<Vec<String>, DbError> {
-    let mut names: Vec<String> = app
-        .list(DIR)
-        .map_err(|e| failed(DIR, e))?
-        .into_iter()
-        .filter(|n| n.len() >= 5 && n.ends_with(".sql"))
-        .collect();
-    names.sort_unstable(); // `str` order is byte order, like strcmp
-    Ok(names)
-}
-
-fn failed(file: &str, message: impl ToString) -> DbError {
-    DbError::Migration {
-        file: file.to_owned(),
-        message: message.to_string(),
-    }
-}
-
-fn text(v: ValueRef<'_>) -> String {
-    match v {
-        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(f) => f.to_string(),
-        ValueRef::Null => String::new(),
     }
 }

@@ -17,7 +17,7 @@ use std::ffi::{c_int, CStr};
 use std::ptr::{self, NonNull};
 
 /// One prepared statement; finalized on drop. It must not outlive its connection, which
-/// [`crate::Db`] ensures by dropping its cache first.
+/// [`Sqlite`](crate::sqlite::conn::Sqlite) ensures by dropping its cache first.
 pub(crate) struct Stmt {
     raw: NonNull<ffi::sqlite3_stmt>,
     db: *mut ffi::sqlite3,

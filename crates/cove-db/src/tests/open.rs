@@ -1,5 +1,5 @@
 use super::*;
-use crate::conn::STATEMENT_CACHE_CAPACITY;
+use crate::sqlite::conn::STATEMENT_CACHE_CAPACITY;
 use crate::DbError;
 
 fn pragma_text(db: &mut Db, name: &str) -> String {

@@ -1,0 +1,149 @@
+//! `db.query` / `db.exec` for a database whose queries wait on the network
+//! (PostgreSQL): slow functions (suspend.rs) that yield the query's future,
+//! so the worker serves other requests while it runs. Where the script
+//! cannot suspend (inside `db.batch`, while the app loads, in tests calling
+//! functions directly) the future is waited for in place.
+//!
+//! Results come back in the same packed form as SQLite's (rows.rs).
+#![allow(unsafe_code)]
+
+use mlua::{Lua, MultiValue, Value};
+
+use cove_core::{Job, JobOutput};
+use cove_db::{DbError, Origin, ResultSet, Row, Value as DbValue};
+
+use crate::db::db_cell;
+use crate::suspend::{output, slow_function, Start};
+
+/// Whether the nearest script frame that called db.* is a stdlib module
+/// (`hull.*` chunk); the prelude (`=[cove]`) and C frames are skipped.
+fn called_from_stdlib(lua: &Lua) -> bool {
+    for level in 1..8 {
+        let source = lua.inspect_stack(level, |d| {
+            let s = d.source();
+            (s.what, s.source.map(|c| c.into_owned()))
+        });
+        match source {
+            None => return false,
+            Some(("C", _)) | Some((_, None)) => continue,
+            Some((_, Some(src))) if src == "=[cove]" => continue,
+            Some((_, Some(src))) => return src.starts_with(crate::require::STDLIB_CHUNK),
+        }
+    }
+    false
+}
+
+fn origin(lua: &Lua, sql: &str) -> Origin {
+    if cove_db::mentions_reserved(sql) && called_from_stdlib(lua) {
+        Origin::Stdlib
+    } else {
+        Origin::App
+    }
+}
+
+/// The SQL and parameters of a call, as `api` names them in errors.
+fn args(lua: &Lua, api: &str, args: &MultiValue) -> mlua::Result<(String, Vec<DbValue>)> {
+    let sql = match args.front() {
+        Some(Value::String(s)) => s
+            .to_str()
+            .map_err(|_| mlua::Error::runtime(format!("{api}: the SQL is not valid UTF-8")))?
+            .to_string(),
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "{api}: the SQL must be a string, got {}",
+                other.map_or("no value", Value::type_name)
+            )))
+        }
+    };
+    let params = match args.get(1) {
+        None | Some(Value::Nil) => Vec::new(),
+        Some(Value::Table(t)) => {
+            // A packed query result passed as parameters: its rows first.
+            // SAFETY: the table is the one argument, at the top of the stack.
+            unsafe {
+                lua.exec_raw::<()>(t.clone(), |state| {
+                    let top = mlua::ffi::lua_gettop(state);
+                    crate::rows::unpack(state, top);
+                })?;
+            }
+            let mut out = Vec::with_capacity(t.raw_len());
+            for i in 1..=t.raw_len() {
+                out.push(match t.raw_get::<Value>(i)? {
+                    Value::Nil => DbValue::Null,
+                    Value::Boolean(b) => DbValue::Integer(i64::from(b)),
+                    Value::Integer(n) => DbValue::Integer(n),
+                    Value::Number(n) => DbValue::Real(n),
+                    Value::String(s) => DbValue::Text(s.as_bytes().to_vec()),
+                    other => {
+                        return Err(mlua::Error::runtime(format!(
+                            "{api}: parameter {i} is a {}; pass strings, numbers, booleans or nil",
+                            other.type_name()
+                        )))
+                    }
+                });
+            }
+            out
+        }
+        Some(other) => {
+            return Err(mlua::Error::runtime(format!(
+                "{api}: parameters must be a table (an array of values), got {}",
+                other.type_name()
+            )))
+        }
+    };
+    Ok((sql, params))
+}
+
+fn finish_query(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
+    let set = match output::<Result<ResultSet, DbError>>(out) {
+        Ok(Ok(set)) => set,
+        Ok(Err(e)) => return Ok(Err(format!("db.query failed: {e}"))),
+        Err(msg) => return Ok(Err(msg)),
+    };
+    let names: Vec<&str> = set.columns.iter().map(String::as_str).collect();
+    // SAFETY: rows::query pushes exactly one value (the result table) and
+    // raises only on a memory error, inside exec_raw's protected call.
+    let rows: Value = unsafe {
+        lua.exec_raw((), |state| {
+            let _ = crate::rows::query(state, |each_row| {
+                set.rows
+                    .iter()
+                    .try_for_each(|r| each_row(&names, &Row::of_values(r)))
+            });
+        })
+    }?;
+    Ok(Ok(MultiValue::from_iter([rows])))
+}
+
+fn finish_exec(_: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
+    match output::<Result<(u64, Option<i64>), DbError>>(out) {
+        // The INSERT's id is db.last_id() already (set as the answer came).
+        Ok(Ok((changed, _))) => Ok(Ok(MultiValue::from_iter([Value::Integer(changed as i64)]))),
+        Ok(Err(e)) => Ok(Err(format!("db.exec failed: {e}"))),
+        Err(msg) => Ok(Err(msg)),
+    }
+}
+
+/// The raw `db_query` and `db_exec` for a waiting backend.
+pub(crate) fn add_raw(lua: &Lua, raw: &mlua::Table) -> mlua::Result<()> {
+    let query = slow_function(lua, |lua, a| {
+        let (sql, params) = args(lua, "db.query", &a)?;
+        let origin = origin(lua, &sql);
+        let fut = db_cell(lua)?.borrow_mut().query_later(&sql, params, origin);
+        match fut {
+            Some(fut) => Ok(Start::Job(Job::future(fut), finish_query)),
+            None => Err(mlua::Error::runtime("db.query: no waiting backend")),
+        }
+    })?;
+    let exec = slow_function(lua, |lua, a| {
+        let (sql, params) = args(lua, "db.exec", &a)?;
+        let origin = origin(lua, &sql);
+        let fut = db_cell(lua)?.borrow_mut().exec_later(&sql, params, origin);
+        match fut {
+            Some(fut) => Ok(Start::Job(Job::future(fut), finish_exec)),
+            None => Err(mlua::Error::runtime("db.exec: no waiting backend")),
+        }
+    })?;
+    raw.raw_set("db_query", query)?;
+    raw.raw_set("db_exec", exec)
+}
