@@ -126,7 +126,7 @@ fn install<'js>(
     objects.set("http", crate::http::module(ctx, host)?)?;
     objects.set("smtp", crate::smtp::module(ctx, host)?)?;
     objects.set("template", crate::template::module(ctx)?)?;
-    objects.set("kv", crate::kv::module(ctx, &shared.kv)?)?;
+    objects.set("kv", crate::kv::module(ctx, host, &shared.kv)?)?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
     Ok((out.get("res")?, out.get("reqProto")?))

@@ -1,10 +1,19 @@
 //! `hull:kv`: the store shared by all workers (cove-caps kv), every
-//! function of its table under its name, converting values only.
+//! function of its table under its name, converting values only. The Hull
+//! forms are synchronous: on Redis they block the worker for the round trip
+//! (QuickJS cannot suspend a plain call). Each also comes as `…Async`,
+//! returning a promise; awaiting it on Redis keeps the worker free while
+//! the command is on its way (on the local store it is settled at once).
+
+use std::rc::Rc;
 
 use rquickjs::function::Rest;
-use rquickjs::{Ctx, Exception, Function, Object, Value};
+use rquickjs::{Ctx, Exception, Function, Object, Promise, Value};
 
-use cove_caps::kv::{Kv, KvArg, KvFn, KvOut, KvParam, KvValue, FUNCTIONS};
+use cove_caps::kv::{Kv, KvArg, KvCall, KvFn, KvOut, KvParam, KvValue, FUNCTIONS};
+use cove_core::{Job, JobOutput};
+
+use crate::host::{settled, Host};
 
 fn arg_of(ctx: &Ctx<'_>, f: &KvFn, param: KvParam, v: &Value<'_>) -> rquickjs::Result<KvArg> {
     let absent = v.is_undefined() || v.is_null();
@@ -61,26 +70,71 @@ fn to_js<'js>(ctx: &Ctx<'js>, out: KvOut) -> rquickjs::Result<Value<'js>> {
     })
 }
 
+/// The call's arguments, converted in `f.params` order.
+fn args_of<'js>(ctx: &Ctx<'js>, f: &KvFn, args: &[Value<'js>]) -> rquickjs::Result<Vec<KvArg>> {
+    let undefined = Value::new_undefined(ctx.clone());
+    f.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| arg_of(ctx, f, *p, args.get(i).unwrap_or(&undefined)))
+        .collect()
+}
+
+fn result<'js>(ctx: &Ctx<'js>, out: Result<KvOut, String>) -> rquickjs::Result<Value<'js>> {
+    match out {
+        Ok(out) => to_js(ctx, out),
+        Err(e) => Err(Exception::throw_message(ctx, &e)),
+    }
+}
+
+/// Settles an `…Async` promise with the Redis reply.
+fn finish<'js>(ctx: &Ctx<'js>, output: JobOutput) -> rquickjs::Result<Value<'js>> {
+    match output.downcast::<Result<KvOut, String>>() {
+        Ok(out) => result(ctx, *out),
+        Err(_) => Err(Exception::throw_message(ctx, "the background job failed")),
+    }
+}
+
+/// `…Async`: refusals reject the promise rather than throw.
+fn call_async<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    kv: &Kv,
+    f: &KvFn,
+    args: &[Value<'js>],
+) -> rquickjs::Result<Promise<'js>> {
+    let args = match args_of(ctx, f, args) {
+        Ok(args) => args,
+        Err(e) => return settled(ctx, Err(e)),
+    };
+    match f.start(kv, &args) {
+        KvCall::Done(out) => settled(ctx, result(ctx, out)),
+        KvCall::Pending(reply) => host.await_job(ctx, Job::future(reply), finish),
+    }
+}
+
 /// The module object over `kv`.
-pub(crate) fn module<'js>(ctx: &Ctx<'js>, kv: &Kv) -> rquickjs::Result<Object<'js>> {
+pub(crate) fn module<'js>(
+    ctx: &Ctx<'js>,
+    host: &Rc<Host>,
+    kv: &Kv,
+) -> rquickjs::Result<Object<'js>> {
     let obj = Object::new(ctx.clone())?;
     for f in FUNCTIONS {
-        let kv = kv.clone();
+        let store = kv.clone();
         let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-            let undefined = Value::new_undefined(ctx.clone());
-            let args = f
-                .params
-                .iter()
-                .enumerate()
-                .map(|(i, p)| arg_of(&ctx, f, *p, args.0.get(i).unwrap_or(&undefined)))
-                .collect::<rquickjs::Result<Vec<_>>>()?;
-            match f.call(&kv, &args) {
-                Ok(out) => to_js(&ctx, out),
-                Err(e) => Err(Exception::throw_message(&ctx, &e)),
-            }
+            let args = args_of(&ctx, f, &args.0)?;
+            result(&ctx, f.call(&store, &args))
         })?
         .with_name(f.name)?;
         obj.set(f.name, func)?;
+        let name = format!("{}Async", f.name);
+        let (h, store) = (host.clone(), kv.clone());
+        let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
+            call_async(&ctx, &h, &store, f, &args.0)
+        })?
+        .with_name(&name)?;
+        obj.set(name, func)?;
     }
     Ok(obj)
 }

@@ -1,9 +1,15 @@
 //! `require("hull.kv")`: the store shared by all workers (cove-caps kv),
 //! every function of its table under its name, converting values only.
+//! On the local store each is a plain function (it answers at once); on
+//! Redis each is a slow function (suspend.rs): the handler suspends while
+//! the command is on its way, and the worker serves other requests.
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use cove_caps::kv::{Kv, KvArg, KvFn, KvOut, KvParam, KvValue, FUNCTIONS};
+use cove_caps::kv::{Kv, KvArg, KvCall, KvFn, KvOut, KvParam, KvValue, FUNCTIONS};
+use cove_core::{Job, JobOutput};
+
+use crate::suspend::{output, slow_function, Start};
 
 pub(crate) const MODULE: &str = "hull.kv";
 
@@ -39,21 +45,48 @@ fn to_lua(lua: &Lua, out: KvOut) -> mlua::Result<Value> {
     })
 }
 
+/// The call's arguments, converted in `f.params` order.
+fn args_of(f: &KvFn, args: &MultiValue) -> mlua::Result<Vec<KvArg>> {
+    f.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| arg_of(f, *p, args.get(i).unwrap_or(&Value::Nil)))
+        .collect()
+}
+
+fn one(lua: &Lua, out: KvOut) -> mlua::Result<MultiValue> {
+    Ok(MultiValue::from_iter([to_lua(lua, out)?]))
+}
+
+/// Turns a Redis reply into the function's result.
+fn finish(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
+    match output::<Result<KvOut, String>>(out) {
+        Ok(Ok(out)) => one(lua, out).map(Ok),
+        Ok(Err(msg)) | Err(msg) => Ok(Err(msg)),
+    }
+}
+
 /// The module table over `kv`.
 pub(crate) fn module(lua: &Lua, kv: &Kv) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     for f in FUNCTIONS {
         let kv = kv.clone();
-        let func = lua.create_function(move |lua, args: MultiValue| {
-            let args = f
-                .params
-                .iter()
-                .enumerate()
-                .map(|(i, p)| arg_of(f, *p, args.get(i).unwrap_or(&Value::Nil)))
-                .collect::<mlua::Result<Vec<_>>>()?;
-            let out = f.call(&kv, &args).map_err(mlua::Error::runtime)?;
-            to_lua(lua, out)
-        })?;
+        let func = if kv.is_local() {
+            lua.create_function(move |lua, args: MultiValue| {
+                let out = f
+                    .call(&kv, &args_of(f, &args)?)
+                    .map_err(mlua::Error::runtime)?;
+                to_lua(lua, out)
+            })?
+        } else {
+            slow_function(lua, move |lua, args| {
+                match f.start(&kv, &args_of(f, &args)?) {
+                    KvCall::Done(Ok(out)) => one(lua, out).map(Start::Done),
+                    KvCall::Done(Err(msg)) => Err(mlua::Error::runtime(msg)),
+                    KvCall::Pending(reply) => Ok(Start::Job(Job::future(reply), finish)),
+                }
+            })?
+        };
         t.raw_set(f.name, func)?;
     }
     Ok(t)

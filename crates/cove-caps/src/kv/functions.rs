@@ -1,8 +1,13 @@
 //! The script-facing kv functions, declared once: both bindings register
 //! every entry of [`FUNCTIONS`] under its name, converting each argument by
-//! its [`KvParam`] and the result from [`KvOut`].
+//! its [`KvParam`] and the result from [`KvOut`]. A binding either
+//! [`call`](KvFn::call)s (blocking on a Redis reply) or
+//! [`start`](KvFn::start)s, awaiting a [`KvCall::Pending`] reply while the
+//! script is suspended.
 
-use super::{Kv, KvError, KvValue};
+use std::time::Duration;
+
+use super::{ttl_of, Kv, KvCall, KvError, KvValue, Op};
 
 /// What an argument must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,14 +44,39 @@ pub enum KvOut {
 pub struct KvFn {
     pub name: &'static str,
     pub params: &'static [KvParam],
-    run: fn(&Kv, &[KvArg]) -> Result<KvOut, KvError>,
+    op: for<'a> fn(&'a [KvArg]) -> Result<Op<&'a str>, KvError>,
+}
+
+/// `kv.<name>: <why>`, as scripts see it.
+fn message(name: &str, e: &KvError) -> String {
+    format!("kv.{name}: {e}")
 }
 
 impl KvFn {
-    /// Run with arguments converted in `params` order. Errors read
-    /// `kv.<name>: <why>`.
+    /// Run with arguments converted in `params` order, blocking on a Redis
+    /// reply. Errors read `kv.<name>: <why>`.
     pub fn call(&self, kv: &Kv, args: &[KvArg]) -> Result<KvOut, String> {
-        (self.run)(kv, args).map_err(|e| format!("kv.{}: {e}", self.name))
+        match self.start(kv, args) {
+            KvCall::Done(out) => out,
+            KvCall::Pending(reply) => cove_core::block_on(reply),
+        }
+    }
+
+    /// Start the call: the local store answers now; a Redis command is on
+    /// its way when this returns, its reply a future that needs no runtime
+    /// of the caller's.
+    pub fn start(&self, kv: &Kv, args: &[KvArg]) -> KvCall {
+        let name = self.name;
+        let started = match (self.op)(args) {
+            Ok(op) => kv.start(op),
+            Err(e) => KvCall::Done(Err(e)),
+        };
+        match started {
+            KvCall::Done(out) => KvCall::Done(out.map_err(|e| message(name, &e))),
+            KvCall::Pending(reply) => KvCall::Pending(Box::pin(async move {
+                reply.await.map_err(|e| message(name, &e))
+            })),
+        }
     }
 
     /// The message for an argument of the wrong kind.
@@ -57,7 +87,7 @@ impl KvFn {
             KvParam::Step => return format!("kv.{}: step must be an integer", self.name),
             KvParam::Ttl => KvError::BadTtl,
         };
-        format!("kv.{}: {e}", self.name)
+        message(self.name, &e)
     }
 }
 
@@ -75,10 +105,17 @@ fn value(args: &[KvArg]) -> Result<KvValue, KvError> {
     }
 }
 
-fn ttl(args: &[KvArg], at: usize) -> Option<f64> {
+fn ttl(args: &[KvArg], at: usize) -> Result<Option<Duration>, KvError> {
     match args.get(at) {
-        Some(KvArg::Ttl(t)) => *t,
-        _ => None,
+        Some(KvArg::Ttl(t)) => ttl_of(*t),
+        _ => Ok(None),
+    }
+}
+
+fn step(args: &[KvArg]) -> i64 {
+    match args.get(1) {
+        Some(KvArg::Step(Some(n))) => *n,
+        _ => 1,
     }
 }
 
@@ -86,71 +123,31 @@ pub static FUNCTIONS: &[KvFn] = &[
     KvFn {
         name: "get",
         params: &[KvParam::Key],
-        run: |kv, a| kv.get(key(a)).map(KvOut::Value),
+        op: |a| Ok(Op::Get(key(a))),
     },
     KvFn {
         name: "set",
         params: &[KvParam::Key, KvParam::Value, KvParam::Ttl],
-        run: |kv, a| {
-            kv.set(key(a), value(a)?, ttl(a, 2))
-                .map(|()| KvOut::Nothing)
-        },
+        op: |a| Ok(Op::Set(key(a), value(a)?, ttl(a, 2)?)),
     },
     KvFn {
         name: "add",
         params: &[KvParam::Key, KvParam::Value, KvParam::Ttl],
-        run: |kv, a| kv.add(key(a), value(a)?, ttl(a, 2)).map(KvOut::Bool),
+        op: |a| Ok(Op::Add(key(a), value(a)?, ttl(a, 2)?)),
     },
     KvFn {
         name: "incr",
         params: &[KvParam::Key, KvParam::Step, KvParam::Ttl],
-        run: |kv, a| {
-            let by = match a.get(1) {
-                Some(KvArg::Step(Some(n))) => *n,
-                _ => 1,
-            };
-            kv.incr(key(a), by, ttl(a, 2)).map(KvOut::Int)
-        },
+        op: |a| Ok(Op::Incr(key(a), step(a), ttl(a, 2)?)),
     },
     KvFn {
         name: "delete",
         params: &[KvParam::Key],
-        run: |kv, a| kv.delete(key(a)).map(KvOut::Bool),
+        op: |a| Ok(Op::Delete(key(a))),
     },
     KvFn {
         name: "ttl",
         params: &[KvParam::Key],
-        run: |kv, a| kv.ttl(key(a)).map(KvOut::Seconds),
+        op: |a| Ok(Op::Ttl(key(a))),
     },
 ];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn f(name: &str) -> &'static KvFn {
-        FUNCTIONS.iter().find(|f| f.name == name).unwrap()
-    }
-
-    #[test]
-    fn calls_run_through_the_table() {
-        let kv = Kv::default();
-        let k = || KvArg::Key("c".into());
-        let out = f("incr").call(&kv, &[k(), KvArg::Step(None), KvArg::Ttl(None)]);
-        assert_eq!(out, Ok(KvOut::Int(1)));
-        let out = f("incr").call(&kv, &[k(), KvArg::Step(Some(4)), KvArg::Ttl(None)]);
-        assert_eq!(out, Ok(KvOut::Int(5)));
-        assert_eq!(
-            f("get").call(&kv, &[k()]),
-            Ok(KvOut::Value(Some(KvValue::Int(5))))
-        );
-        let err = f("get")
-            .call(&kv, &[KvArg::Key(String::new())])
-            .unwrap_err();
-        assert!(err.starts_with("kv.get: key must be"), "{err}");
-        assert_eq!(
-            f("set").bad_arg(KvParam::Value),
-            "kv.set: value must be a string, number or boolean (encode tables with json.encode)"
-        );
-    }
-}

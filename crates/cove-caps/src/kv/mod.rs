@@ -1,32 +1,47 @@
-//! `kv`: a key-value store shared by every worker of one server, for state
-//! that must not live in one VM's memory (rate-limit windows, request-id
-//! counters, caches). Each worker has its own VM, so a module-level table
-//! would give every worker its own copy; this store gives them one.
+//! `kv`: a key-value store shared by every worker, for state that must not
+//! live in one VM's memory (rate-limit windows, request-id counters,
+//! caches). Each worker has its own VM, so a module-level table would give
+//! every worker its own copy; this store gives them one.
 //!
-//! Keys are strings; values are strings, numbers or booleans (encode tables
-//! with json.encode). Keys may expire (`ttl` in seconds). The store lives in
-//! the server process: it is shared by the workers of one `cove` process and
-//! lost when the process exits.
+//! Keys are strings; values are strings, integers, floats or booleans
+//! (encode tables with json.encode) and come back as the type they went in
+//! as. Keys may expire (`ttl` in seconds, honoured to the millisecond).
+//!
+//! Two backends, with the same semantics for every function of
+//! [`FUNCTIONS`]:
+//! - [`Kv::local`] (the default): a sharded map in the server process,
+//!   shared by the workers of one `cove` process and lost when it exits.
+//!   It answers at once ([`KvCall::Done`]); it holds at most [`MAX_KEYS`].
+//! - [`Kv::connect`]: a Redis database shared by every process that connects
+//!   to it (`cove app.lua --kv redis://host:6379/0`). Its calls are futures
+//!   ([`KvCall::Pending`]) driven on the process's I/O thread
+//!   ([`crate::io`]), so a worker can serve other requests meanwhile. See
+//!   `redis.rs` for the key namespace and value encoding.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use parking_lot::Mutex;
+use std::time::Duration;
 
 mod functions;
+mod memory;
+mod redis;
+#[cfg(test)]
+mod tests;
+
 pub use functions::{KvArg, KvFn, KvOut, KvParam, FUNCTIONS};
 
-/// Keys the whole store may hold; past this, setting a new key fails
+use self::redis::RedisStore;
+use memory::Memory;
+
+/// Keys the local store may hold; past this, setting a new key fails
 /// (after expired keys were swept) rather than growing without bound.
+/// Redis is bounded by its own `maxmemory` instead.
 pub const MAX_KEYS: usize = 100_000;
 /// Longest key, in bytes.
 pub const MAX_KEY: usize = 1024;
 /// Largest string value, in bytes.
 pub const MAX_VALUE: usize = 1024 * 1024;
-
-const SHARDS: usize = 16;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum KvValue {
@@ -52,304 +67,204 @@ pub enum KvError {
     Overflow,
     #[error("store is full ({MAX_KEYS} keys); give keys a ttl or delete them")]
     Full,
+    /// Redis could not be reached or did not answer in time; the caller
+    /// decides whether to fail open. `url` carries no password.
+    #[error("Redis unavailable at {url}: {reason}")]
+    Unavailable { url: String, reason: String },
+    /// Something other than Cove wrote the key (no type tag we know).
+    #[error("value of {0:?} was not written by cove's kv (unknown encoding)")]
+    Foreign(String),
 }
 
-struct Entry {
-    value: KvValue,
-    expires: Option<Instant>,
+/// One call, its arguments converted, as a backend runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Op<K> {
+    Get(K),
+    Set(K, KvValue, Option<Duration>),
+    /// Set only if absent.
+    Add(K, KvValue, Option<Duration>),
+    /// Add a step; the ttl applies only if this creates the key.
+    Incr(K, i64, Option<Duration>),
+    Delete(K),
+    Ttl(K),
 }
 
-impl Entry {
-    fn live(&self, now: Instant) -> bool {
-        self.expires.is_none_or(|t| t > now)
+impl<K: AsRef<str>> Op<K> {
+    fn key(&self) -> &str {
+        match self {
+            Op::Get(k) | Op::Delete(k) | Op::Ttl(k) => k.as_ref(),
+            Op::Set(k, ..) | Op::Add(k, ..) | Op::Incr(k, ..) => k.as_ref(),
+        }
+    }
+
+    /// The limits both backends hold to, checked before any work.
+    fn check(&self) -> Result<(), KvError> {
+        let key = self.key();
+        if key.is_empty() || key.len() > MAX_KEY {
+            return Err(KvError::BadKey);
+        }
+        if let Op::Set(_, KvValue::Str(s), _) | Op::Add(_, KvValue::Str(s), _) = self {
+            if s.len() > MAX_VALUE {
+                return Err(KvError::TooLarge);
+            }
+        }
+        Ok(())
     }
 }
 
-/// The shared store; clones share the same data.
-#[derive(Clone)]
-pub struct Kv {
-    inner: Arc<Inner>,
+/// A ttl in seconds as a duration; `None` never expires.
+pub(crate) fn ttl_of(ttl: Option<f64>) -> Result<Option<Duration>, KvError> {
+    match ttl {
+        None => Ok(None),
+        Some(t) if t.is_finite() && t > 0.0 && t < 1e10 => Ok(Some(Duration::from_secs_f64(t))),
+        Some(_) => Err(KvError::BadTtl),
+    }
 }
 
-struct Inner {
-    shards: Vec<Mutex<HashMap<String, Entry>>>,
-    hasher: RandomState,
-    /// Keys one shard may hold.
-    per_shard: usize,
+/// A reply still on its way (from Redis).
+pub type KvFuture<E = String> = Pin<Box<dyn Future<Output = Result<KvOut, E>> + Send>>;
+
+/// A started call: answered already (the local store, or refused input),
+/// or a future to await — on the worker's event loop, or blocked on where
+/// the script cannot suspend. Errors are `kv.<name>: <why>` strings from
+/// [`KvFn::start`].
+pub enum KvCall<E = String> {
+    Done(Result<KvOut, E>),
+    Pending(KvFuture<E>),
+}
+
+/// The shared store; clones share the same data (and Redis connection).
+#[derive(Clone)]
+pub struct Kv {
+    store: Store,
+}
+
+#[derive(Clone)]
+enum Store {
+    Memory(Arc<Memory>),
+    Redis(Arc<RedisStore>),
 }
 
 impl Default for Kv {
     fn default() -> Self {
-        Kv::with_capacity(MAX_KEYS)
+        Kv::local()
     }
 }
 
 impl std::fmt::Debug for Kv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kv").finish_non_exhaustive()
-    }
-}
-
-fn check_key(key: &str) -> Result<(), KvError> {
-    if key.is_empty() || key.len() > MAX_KEY {
-        return Err(KvError::BadKey);
-    }
-    Ok(())
-}
-
-fn expiry(ttl: Option<f64>, now: Instant) -> Result<Option<Instant>, KvError> {
-    match ttl {
-        None => Ok(None),
-        Some(t) if t.is_finite() && t > 0.0 && t < 1e10 => {
-            Ok(Some(now + Duration::from_secs_f64(t)))
+        let mut d = f.debug_struct("Kv");
+        d.field("backend", &self.backend());
+        if let Store::Redis(r) = &self.store {
+            d.field("url", &r.url());
         }
-        Some(_) => Err(KvError::BadTtl),
+        d.finish_non_exhaustive()
     }
 }
 
 impl Kv {
-    /// A store of at most about `keys` keys (spread over the shards).
+    /// A store in this process, shared by its workers.
+    pub fn local() -> Kv {
+        Kv::with_capacity(MAX_KEYS)
+    }
+
+    /// A local store of at most about `keys` keys.
     pub fn with_capacity(keys: usize) -> Kv {
         Kv {
-            inner: Arc::new(Inner {
-                shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-                hasher: RandomState::new(),
-                per_shard: keys.div_ceil(SHARDS).max(1),
-            }),
+            store: Store::Memory(Arc::new(Memory::new(keys))),
         }
     }
 
-    fn shard(&self, key: &str) -> &Mutex<HashMap<String, Entry>> {
-        let i = self.inner.hasher.hash_one(key) as usize % SHARDS;
-        &self.inner.shards[i]
+    /// The Redis database at `url` (`redis://[:password@]host[:port][/db]`),
+    /// shared with every process connected to it. Connects and PINGs now,
+    /// so a wrong URL or a stopped server fails at start; later outages
+    /// fail each call with [`KvError::Unavailable`] until Redis is back
+    /// (the connection is re-established by itself).
+    pub fn connect(url: &str) -> Result<Kv, String> {
+        Ok(Kv {
+            store: Store::Redis(Arc::new(RedisStore::connect(url)?)),
+        })
     }
 
-    /// Room for one more key in `map` (the shard about to take it): sweeps
-    /// that shard's expired keys when the store looks full.
-    fn make_room(&self, map: &mut HashMap<String, Entry>, now: Instant) -> Result<(), KvError> {
-        if map.len() < self.inner.per_shard {
-            return Ok(());
-        }
-        map.retain(|_, e| e.live(now));
-        if map.len() < self.inner.per_shard {
-            Ok(())
-        } else {
-            Err(KvError::Full)
+    /// `"memory"` or `"redis"`, for logs and `--help` texts.
+    pub fn backend(&self) -> &'static str {
+        match self.store {
+            Store::Memory(_) => "memory",
+            Store::Redis(_) => "redis",
         }
     }
 
-    /// Put `entry` under `key` in `map` (its shard), making room if the key is new.
-    fn insert(
-        &self,
-        map: &mut HashMap<String, Entry>,
-        key: &str,
-        entry: Entry,
-        now: Instant,
-    ) -> Result<(), KvError> {
-        if !map.contains_key(key) {
-            self.make_room(map, now)?;
-        }
-        map.insert(key.to_string(), entry);
-        Ok(())
+    /// Whether every call answers at once ([`KvCall::Done`]): bindings
+    /// then register plain functions, with no way to suspend.
+    pub fn is_local(&self) -> bool {
+        matches!(self.store, Store::Memory(_))
     }
 
-    /// `f` of the live entry under `key`, if any.
-    fn read<T>(
-        &self,
-        key: &str,
-        f: impl FnOnce(&Entry, Instant) -> Option<T>,
-    ) -> Result<Option<T>, KvError> {
-        check_key(key)?;
-        let now = Instant::now();
-        let map = self.shard(key).lock();
-        Ok(map.get(key).filter(|e| e.live(now)).and_then(|e| f(e, now)))
+    /// Start `op`: the local store runs it now, Redis sends it.
+    pub(crate) fn start(&self, op: Op<&str>) -> KvCall<KvError> {
+        if let Err(e) = op.check() {
+            return KvCall::Done(Err(e));
+        }
+        match &self.store {
+            Store::Memory(m) => KvCall::Done(m.exec(op)),
+            Store::Redis(r) => KvCall::Pending(r.start(op)),
+        }
     }
+
+    /// Run `op` to its end, blocking this thread on a Redis reply.
+    fn run(&self, op: Op<&str>) -> Result<KvOut, KvError> {
+        match self.start(op) {
+            KvCall::Done(out) => out,
+            KvCall::Pending(reply) => cove_core::block_on(reply),
+        }
+    }
+
+    // The typed Rust API: each blocks on a Redis reply (from a script,
+    // start the call through `FUNCTIONS` instead).
 
     pub fn get(&self, key: &str) -> Result<Option<KvValue>, KvError> {
-        self.read(key, |e, _| Some(e.value.clone()))
+        match self.run(Op::Get(key))? {
+            KvOut::Value(v) => Ok(v),
+            out => unreachable!("kv get gave {out:?}"),
+        }
     }
 
-    /// Store `value` under `key`, replacing what was there.
+    /// Store `value` under `key`, replacing what was there (and its ttl).
     pub fn set(&self, key: &str, value: KvValue, ttl: Option<f64>) -> Result<(), KvError> {
-        self.put(key, value, ttl, false).map(drop)
+        self.run(Op::Set(key, value, ttl_of(ttl)?)).map(drop)
     }
 
     /// Store `value` only if `key` holds nothing; true if it was stored.
     pub fn add(&self, key: &str, value: KvValue, ttl: Option<f64>) -> Result<bool, KvError> {
-        self.put(key, value, ttl, true)
-    }
-
-    fn put(
-        &self,
-        key: &str,
-        value: KvValue,
-        ttl: Option<f64>,
-        only_new: bool,
-    ) -> Result<bool, KvError> {
-        check_key(key)?;
-        if let KvValue::Str(s) = &value {
-            if s.len() > MAX_VALUE {
-                return Err(KvError::TooLarge);
-            }
+        match self.run(Op::Add(key, value, ttl_of(ttl)?))? {
+            KvOut::Bool(b) => Ok(b),
+            out => unreachable!("kv add gave {out:?}"),
         }
-        let now = Instant::now();
-        let expires = expiry(ttl, now)?;
-        let mut map = self.shard(key).lock();
-        let present = map.get(key).is_some_and(|e| e.live(now));
-        if present && only_new {
-            return Ok(false);
-        }
-        self.insert(&mut map, key, Entry { value, expires }, now)?;
-        Ok(true)
     }
 
     /// Add `by` to the integer under `key` (a missing key counts as 0 and
     /// takes `ttl`; an existing key keeps its expiry). Returns the new value.
     pub fn incr(&self, key: &str, by: i64, ttl: Option<f64>) -> Result<i64, KvError> {
-        check_key(key)?;
-        let now = Instant::now();
-        let mut map = self.shard(key).lock();
-        if let Some(e) = map.get_mut(key).filter(|e| e.live(now)) {
-            let KvValue::Int(n) = e.value else {
-                return Err(KvError::NotInteger(key.to_string()));
-            };
-            let n = n.checked_add(by).ok_or(KvError::Overflow)?;
-            e.value = KvValue::Int(n);
-            return Ok(n);
+        match self.run(Op::Incr(key, by, ttl_of(ttl)?))? {
+            KvOut::Int(n) => Ok(n),
+            out => unreachable!("kv incr gave {out:?}"),
         }
-        let expires = expiry(ttl, now)?;
-        let entry = Entry {
-            value: KvValue::Int(by),
-            expires,
-        };
-        self.insert(&mut map, key, entry, now)?;
-        Ok(by)
     }
 
     /// Remove `key`; true if it held a value.
     pub fn delete(&self, key: &str) -> Result<bool, KvError> {
-        check_key(key)?;
-        let now = Instant::now();
-        let removed = self.shard(key).lock().remove(key);
-        Ok(removed.is_some_and(|e| e.live(now)))
+        match self.run(Op::Delete(key))? {
+            KvOut::Bool(b) => Ok(b),
+            out => unreachable!("kv delete gave {out:?}"),
+        }
     }
 
     /// Seconds until `key` expires; `None` if it holds nothing or never
     /// expires.
     pub fn ttl(&self, key: &str) -> Result<Option<f64>, KvError> {
-        self.read(key, |e, now| e.expires.map(|t| (t - now).as_secs_f64()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn s(v: &str) -> KvValue {
-        KvValue::Str(v.as_bytes().to_vec())
-    }
-
-    #[test]
-    fn set_get_delete() {
-        let kv = Kv::default();
-        assert_eq!(kv.get("a").unwrap(), None);
-        kv.set("a", s("1"), None).unwrap();
-        assert_eq!(kv.get("a").unwrap(), Some(s("1")));
-        kv.set("a", KvValue::Bool(true), None).unwrap();
-        assert_eq!(kv.get("a").unwrap(), Some(KvValue::Bool(true)));
-        assert!(kv.delete("a").unwrap());
-        assert!(!kv.delete("a").unwrap());
-        assert_eq!(kv.get("a").unwrap(), None);
-    }
-
-    #[test]
-    fn clones_share_data() {
-        let kv = Kv::default();
-        let other = kv.clone();
-        kv.set("k", KvValue::Int(7), None).unwrap();
-        assert_eq!(other.get("k").unwrap(), Some(KvValue::Int(7)));
-    }
-
-    #[test]
-    fn incr_counts_from_zero_and_keeps_the_first_ttl() {
-        let kv = Kv::default();
-        assert_eq!(kv.incr("n", 1, Some(60.0)).unwrap(), 1);
-        assert_eq!(kv.incr("n", 2, Some(1.0)).unwrap(), 3);
-        let left = kv.ttl("n").unwrap().unwrap();
-        assert!(left > 50.0, "{left}");
-        kv.set("s", s("x"), None).unwrap();
-        assert_eq!(kv.incr("s", 1, None), Err(KvError::NotInteger("s".into())));
-        kv.set("big", KvValue::Int(i64::MAX), None).unwrap();
-        assert_eq!(kv.incr("big", 1, None), Err(KvError::Overflow));
-    }
-
-    #[test]
-    fn expired_keys_are_gone() {
-        let kv = Kv::default();
-        kv.set("t", s("v"), Some(0.02)).unwrap();
-        assert_eq!(kv.ttl("nothing").unwrap(), None);
-        assert!(kv.ttl("t").unwrap().is_some());
-        std::thread::sleep(Duration::from_millis(40));
-        assert_eq!(kv.get("t").unwrap(), None);
-        assert_eq!(kv.incr("t", 5, None).unwrap(), 5);
-        assert_eq!(kv.ttl("t").unwrap(), None);
-        assert_eq!(kv.get("t").unwrap(), Some(KvValue::Int(5)));
-    }
-
-    #[test]
-    fn add_only_sets_missing_keys() {
-        let kv = Kv::default();
-        assert!(kv.add("once", s("a"), Some(10.0)).unwrap());
-        assert!(!kv.add("once", s("b"), None).unwrap());
-        assert_eq!(kv.get("once").unwrap(), Some(s("a")));
-    }
-
-    #[test]
-    fn bad_input_is_refused() {
-        let kv = Kv::default();
-        assert_eq!(kv.get(""), Err(KvError::BadKey));
-        assert_eq!(kv.get(&"k".repeat(MAX_KEY + 1)), Err(KvError::BadKey));
-        assert_eq!(kv.set("k", s("v"), Some(-1.0)), Err(KvError::BadTtl));
-        assert_eq!(kv.set("k", s("v"), Some(f64::NAN)), Err(KvError::BadTtl));
-        let big = KvValue::Str(vec![b'x'; MAX_VALUE + 1]);
-        assert_eq!(kv.set("k", big, None), Err(KvError::TooLarge));
-    }
-
-    #[test]
-    fn a_full_store_refuses_new_keys_until_some_expire() {
-        let kv = Kv::with_capacity(SHARDS * 2);
-        let mut i = 0;
-        // Fill until some shard is full: at most two keys each.
-        let err = loop {
-            match kv.set(&format!("k{i}"), KvValue::Int(i), Some(0.05)) {
-                Ok(()) => i += 1,
-                Err(e) => break e,
-            }
-        };
-        assert_eq!(err, KvError::Full);
-        assert!((2..=SHARDS as i64 * 2).contains(&i), "{i}");
-        // Existing keys can still be updated.
-        kv.set("k0", KvValue::Int(1), Some(0.05)).unwrap();
-        std::thread::sleep(Duration::from_millis(80));
-        kv.set(&format!("k{i}"), KvValue::Int(0), None).unwrap();
-    }
-
-    #[test]
-    fn workers_on_threads_share_one_counter() {
-        let kv = Kv::default();
-        let threads: Vec<_> = (0..4)
-            .map(|_| {
-                let kv = kv.clone();
-                std::thread::spawn(move || {
-                    for _ in 0..1000 {
-                        kv.incr("hits", 1, None).unwrap();
-                    }
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
+        match self.run(Op::Ttl(key))? {
+            KvOut::Seconds(s) => Ok(s),
+            out => unreachable!("kv ttl gave {out:?}"),
         }
-        assert_eq!(kv.get("hits").unwrap(), Some(KvValue::Int(4000)));
     }
 }
