@@ -52,6 +52,11 @@ pub enum Command {
 pub struct TestArgs {
     /// App directory (default: the current directory).
     pub dir: Option<PathBuf>,
+    /// Run the suites against PostgreSQL (postgres://…) instead of an
+    /// in-memory SQLite database: each runtime's suite gets a schema of its
+    /// own in that database, dropped afterwards.
+    #[arg(short, long)]
+    pub db: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -76,8 +81,14 @@ pub struct MigrateArgs {
     pub command: Option<MigrateCommand>,
     /// App directory (default: the current directory).
     pub dir: Option<PathBuf>,
-    /// SQLite database file, relative to the current directory.
-    #[arg(short, long, default_value = "data.db")]
+    /// SQLite database file (relative to the current directory), or a PostgreSQL URL.
+    #[arg(
+        short,
+        long,
+        env = "DATABASE_URL",
+        default_value = "data.db",
+        hide_env_values = true
+    )]
     pub db: PathBuf,
 }
 
@@ -87,8 +98,14 @@ pub enum MigrateCommand {
     Status {
         /// App directory (default: the current directory).
         dir: Option<PathBuf>,
-        /// SQLite database file, relative to the current directory.
-        #[arg(short, long, default_value = "data.db")]
+        /// SQLite database file (relative to the current directory), or a PostgreSQL URL.
+        #[arg(
+            short,
+            long,
+            env = "DATABASE_URL",
+            default_value = "data.db",
+            hide_env_values = true
+        )]
         db: PathBuf,
     },
     /// Create migrations/NNN_<name>.sql with the next number.
@@ -134,7 +151,8 @@ pub enum DbCommand {
     Schema {
         /// App directory (default: the current directory).
         dir: Option<PathBuf>,
-        /// Database file (default: <dir>/data.db if it exists, else an in-memory database with the migrations applied).
+        /// Database file or PostgreSQL URL (default: <dir>/data.db if it exists, else an
+        /// in-memory database with the migrations applied).
         #[arg(short, long)]
         db: Option<PathBuf>,
     },
@@ -147,7 +165,8 @@ pub enum DbCommand {
         write: bool,
         /// App directory (default: the current directory).
         dir: Option<PathBuf>,
-        /// Database file (default: <dir>/data.db if it exists, else an in-memory database with the migrations applied).
+        /// Database file or PostgreSQL URL (default: <dir>/data.db if it exists, else an
+        /// in-memory database with the migrations applied).
         #[arg(short, long)]
         db: Option<PathBuf>,
     },
@@ -176,9 +195,22 @@ pub struct ServeArgs {
     #[arg(short, long, default_value = "127.0.0.1")]
     pub bind: String,
 
-    /// SQLite database file, relative to the current directory.
-    #[arg(short, long, default_value = "data.db")]
+    /// SQLite database file (relative to the current directory), or a
+    /// PostgreSQL URL: postgres://user:password@host:port/database.
+    #[arg(
+        short,
+        long,
+        env = "DATABASE_URL",
+        default_value = "data.db",
+        hide_env_values = true
+    )]
     pub db: PathBuf,
+
+    /// Put the shared kv store on Redis (redis://host:port/db), so every
+    /// process of a deployment shares rate limits, counters and app data
+    /// (default: in this process).
+    #[arg(long, env = "COVE_KV_URL", hide_env_values = true)]
+    pub kv: Option<String>,
 
     /// Log level.
     #[arg(short, long, default_value = "info",

@@ -73,7 +73,7 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
     };
     let max_body = config.limits.max_body;
     // Kept across reloads: an edit does not reset rate limits or counters.
-    let shared = Shared::default();
+    let shared = serve::shared_state(args)?;
     let served = match app.runtime {
         Runtime::Js => {
             let load = move |db| JsEngine::load(&script, db, &shared);
@@ -174,8 +174,7 @@ impl Dev {
 
     /// Load the app once in a fresh VM, as a worker will.
     fn test_load(&self) -> Result<(), String> {
-        let conn = Db::open(&self.db, self.lock.clone())
-            .map_err(|e| format!("cannot open database {}: {e}", self.db.display()))?;
+        let conn = crate::target::open(&self.db, &self.lock)?;
         match self.runtime {
             Runtime::Js => JsEngine::load(&self.script, conn, &Shared::default()).map(drop),
             Runtime::Lua => LuaEngine::load(&self.script, conn, &Shared::default()).map(drop),

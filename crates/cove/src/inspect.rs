@@ -163,6 +163,9 @@ fn memory_with_migrations(files: &AppFiles) -> Result<Db> {
 /// the migrations applied (a look at the schema before the app ever ran).
 fn open_db(dir: Option<&Path>, db: Option<&Path>, write: bool) -> Result<Db> {
     let dir = dir.unwrap_or(Path::new("."));
+    if let Some(url) = db.filter(|d| crate::target::postgres_url(d).is_some()) {
+        return crate::target::open_cli(url);
+    }
     let file: Option<PathBuf> = match db {
         Some(path) if !path.is_file() => bail!(
             "{}: no such database file (without -d, {} or the migrations are used)",

@@ -10,6 +10,7 @@ mod migrate;
 mod new;
 mod pack;
 mod serve;
+mod target;
 mod testing;
 
 // Lua tables, strings and hyper buffers are allocated per request; mimalloc

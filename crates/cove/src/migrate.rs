@@ -68,7 +68,7 @@ fn apply(dir: Option<&Path>, db_path: &Path) -> Result<i32> {
         println!("{WHO}: no migrations found");
         return Ok(0);
     }
-    let mut db = Db::open(db_path, WriteLock::default())?;
+    let mut db = crate::target::open_cli(db_path)?;
     let report = match db.migrate(&files) {
         Ok(report) => report,
         Err(DbError::Migration { file, message }) => {
@@ -100,7 +100,9 @@ fn status(dir: Option<&Path>, db_path: &Path) -> Result<i32> {
     let files = AppFiles::Dir(app_dir(dir)?);
     // Status only reads: a missing database means nothing is applied yet, and
     // an existing one is opened read-only so looking never changes it.
-    let list = if db_path.exists() {
+    let list = if crate::target::postgres_url(db_path).is_some() {
+        crate::target::open_cli(db_path)?.migration_status(&files)?
+    } else if db_path.exists() {
         Db::open_readonly(db_path)?.migration_status(&files)?
     } else {
         migration_files(&files)?

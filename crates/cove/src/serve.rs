@@ -63,8 +63,21 @@ pub(crate) fn init(args: &ServeArgs) {
 
 /// The connection the main thread keeps: migrations, then the checkpoint at exit.
 pub(crate) fn open_main_db(args: &ServeArgs, lock: &WriteLock) -> Result<Db> {
-    Db::open(&args.db, lock.clone())
-        .map_err(|e| anyhow!("cannot open database {}: {e}", args.db.display()))
+    crate::target::open(&args.db, lock).map_err(|e| anyhow!(e))
+}
+
+/// The kv store every worker shares: in this process, or on Redis (`--kv`)
+/// for every process of a deployment.
+pub(crate) fn shared_state(args: &ServeArgs) -> Result<Shared> {
+    let kv = match &args.kv {
+        None => cove_caps::kv::Kv::local(),
+        Some(url) => {
+            let kv = cove_caps::kv::Kv::connect(url).map_err(|e| anyhow!(e))?;
+            log::info(&format!("kv store: {}", crate::target::redact(url)));
+            kv
+        }
+    };
+    Ok(Shared { kv })
 }
 
 /// Serve `app` until SIGINT/SIGTERM.
@@ -72,6 +85,9 @@ pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
     init(args);
     let lock = WriteLock::default();
     let mut main_db = open_main_db(args, &lock)?;
+    if crate::target::postgres_url(&args.db).is_some() {
+        log::info(&format!("database: {}", crate::target::shown(&args.db)));
+    }
     if !args.no_migrate {
         migrate(&mut main_db, &app.files)?;
     }
@@ -83,8 +99,9 @@ pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
         files: app.files.clone(),
     };
     let max_body = config.limits.max_body;
-    // One store for every worker's VM: rate limits and counters are per server.
-    let shared = Shared::default();
+    // One store for every worker's VM: rate limits and counters are per
+    // server, or per deployment on Redis.
+    let shared = shared_state(args)?;
     let served = match app.runtime {
         Runtime::Js => cove_server::serve(
             &config,
@@ -142,7 +159,7 @@ pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerC
     })
 }
 
-/// Opens one connection per worker to the app's database.
+/// Opens one connection per worker to the app's database (SQLite file or PostgreSQL).
 pub(crate) struct DbOpener {
     pub path: PathBuf,
     pub lock: WriteLock,
@@ -163,8 +180,7 @@ impl DbOpener {
         L: Fn(Db) -> Result<A, String> + Send + Sync + 'static,
     {
         move |_| {
-            let conn = Db::open(&self.path, self.lock.clone())
-                .map_err(|e| format!("cannot open database {}: {e}", self.path.display()))?;
+            let conn = crate::target::open(&self.path, &self.lock)?;
             Ok(ScriptHandler::new(load(conn)?, max_body).with_static_files(self.files.clone()))
         }
     }

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use cove_caps::testkit::Suite;
 use cove_caps::Shared;
 use cove_core::{walk_app_dir, AppFiles, Limits};
-use cove_db::{Db, WriteLock};
+use cove_db::{Db, Origin, WriteLock};
 use cove_js::JsEngine;
 use cove_lua::LuaEngine;
 
@@ -61,7 +61,7 @@ pub fn run(args: &TestArgs) -> Result<i32> {
             entry: entry.to_string(),
             runtime,
         };
-        let suite = run_runtime(&app, &tests)?;
+        let suite = run_runtime(&app, &tests, args.db.as_deref())?;
         println!("\n{}", suite.summary());
         failed |= suite.failed > 0;
     }
@@ -74,10 +74,35 @@ pub fn run(args: &TestArgs) -> Result<i32> {
     Ok(i32::from(failed))
 }
 
-/// One runtime's suite against a fresh in-memory database.
-fn run_runtime(app: &AppSource, tests: &[String]) -> Result<Suite> {
-    let mut db = Db::open(Path::new(":memory:"), WriteLock::default())
-        .map_err(|e| anyhow::anyhow!("test: cannot open an in-memory database: {e}"))?;
+/// One runtime's suite against a fresh database: in memory, or a schema of
+/// its own in the PostgreSQL database `pg`, dropped afterwards.
+fn run_runtime(app: &AppSource, tests: &[String], pg: Option<&str>) -> Result<Suite> {
+    let Some(url) = pg else {
+        let db = Db::open(Path::new(":memory:"), WriteLock::default())
+            .map_err(|e| anyhow::anyhow!("test: cannot open an in-memory database: {e}"))?;
+        return run_with(app, tests, db);
+    };
+    let schema = format!("cove_test_{}_{}", std::process::id(), app.runtime.ext());
+    let fresh = format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}");
+    let mut admin = Db::connect(url).map_err(|e| anyhow::anyhow!("test: {e}"))?;
+    admin
+        .exec(&fresh, &[], Origin::Stdlib)
+        .map_err(|e| anyhow::anyhow!("test: cannot create schema {schema}: {e}"))?;
+    let suite = Db::connect_in_schema(url, &schema)
+        .map_err(|e| anyhow::anyhow!("test: {e}"))
+        .and_then(|db| run_with(app, tests, db));
+    let dropped = admin.exec(
+        &format!("DROP SCHEMA {schema} CASCADE"),
+        &[],
+        Origin::Stdlib,
+    );
+    if let Err(e) = dropped {
+        eprintln!("test: could not drop schema {schema}: {e}");
+    }
+    suite
+}
+
+fn run_with(app: &AppSource, tests: &[String], mut db: Db) -> Result<Suite> {
     // Hull ignores a failing migration here; a test run against a schema that
     // did not apply would only fail later and more confusingly.
     db.migrate(&app.files)
