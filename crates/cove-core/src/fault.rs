@@ -3,9 +3,10 @@
 //! `Retry-After` (try again soon) instead of 500 (a bug to fix).
 //!
 //! The backend notes the fault on the worker's thread as it hands the error
-//! to the script; the pipeline clears the note before each call (or resume)
-//! and reads it when that call fails. A call runs without interleaving, so
-//! the note belongs to the call that failed.
+//! to the script (a query awaited for a suspended call notes it just before
+//! that call resumes); the pipeline clears the note before each new call and
+//! takes it after every call or resume. Nothing else runs on the worker in
+//! between, so the note belongs to the call that failed.
 
 use std::cell::Cell;
 

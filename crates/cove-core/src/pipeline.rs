@@ -121,18 +121,25 @@ fn call_or_resume<E: Engine>(
     id: HandlerId,
     ex: &mut Exchange,
     st: &mut E::State,
-) -> Result<Flow, ScriptError> {
-    crate::fault::clear();
-    match ex.resume.take() {
+) -> Result<Flow, (ScriptError, bool)> {
+    let result = match ex.resume.take() {
+        // The job this call waited for may have noted a fault as it ended.
         Some(output) => engine.resume(output, ex, st),
-        None => engine.call(id, ex, st),
-    }
+        None => {
+            crate::fault::clear();
+            engine.call(id, ex, st)
+        }
+    };
+    // Read (and forget) the note whatever the outcome: one the script
+    // caught must not reach another request.
+    let unavailable = crate::fault::take();
+    result.map_err(|e| (e, unavailable))
 }
 
 /// Record a call's failure: 503 when a backend could not be reached, else 500.
-fn failed(ex: &mut Exchange, e: ScriptError) {
+fn failed(ex: &mut Exchange, (e, unavailable): (ScriptError, bool)) {
     ex.errors.push(e);
-    if crate::fault::take() {
+    if unavailable {
         ex.res.unavailable();
     } else {
         ex.res.fail();

@@ -22,6 +22,7 @@ mod limits;
 mod middleware;
 mod migrate;
 mod outbound;
+mod postgres;
 mod response;
 mod routing;
 mod sandbox;

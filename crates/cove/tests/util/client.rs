@@ -234,6 +234,18 @@ impl Conn {
         Ok(res)
     }
 
+    /// Whether any of a response has arrived yet (without waiting for one).
+    pub fn has_data(&mut self) -> bool {
+        if !self.buf.is_empty() {
+            return true;
+        }
+        self.stream.set_nonblocking(true).expect("nonblocking");
+        let mut byte = [0u8; 1];
+        let peeked = self.stream.peek(&mut byte);
+        self.stream.set_nonblocking(false).expect("blocking");
+        matches!(peeked, Ok(n) if n > 0)
+    }
+
     /// True if the server closed the connection (EOF with nothing pending).
     pub fn closed_by_server(&mut self) -> bool {
         self.buf.is_empty() && matches!(self.fill(), Ok(false) | Err(_))

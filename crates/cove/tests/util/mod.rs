@@ -144,6 +144,24 @@ impl Server {
         Server::launch(&args, dir, db, envs)
     }
 
+    /// Start `app` with `-p 0` on the database `db` (a PostgreSQL URL, or a
+    /// file); two workers unless `extra` says otherwise.
+    pub fn try_start_on(app: &Path, db: &str, extra: &[&str]) -> Result<Server, String> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut args: Vec<&str> = extra.to_vec();
+        if !extra.contains(&"--workers") {
+            args.extend(["--workers", "2"]);
+        }
+        args.extend(["-p", "0", "-d", db, app.to_str().expect("utf-8 app path")]);
+        Server::launch(&args, dir, PathBuf::from(db), &[])
+    }
+
+    /// [`Server::try_start_on`], panicking with the log if it does not start.
+    pub fn start_on(app: &Path, db: &str, extra: &[&str]) -> Server {
+        Server::try_start_on(app, db, extra)
+            .unwrap_or_else(|log| panic!("cove did not start:\n{log}"))
+    }
+
     /// Start the executable `exe` (one written by `cove build`) like
     /// `start`: `-p 0`, a fresh database, two workers unless `extra` says
     /// otherwise, in an empty directory.
