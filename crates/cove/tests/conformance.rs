@@ -271,13 +271,20 @@ fn check(server: &Server, ext: &str, e: &Expect, r: &Response) -> Vec<String> {
 /// Run every case against `<app dir>/app.<ext>`, one server per app dir;
 /// panics listing every failure.
 fn run(ext: &str) {
+    run_specs(ext, |_| true, &[]);
+}
+
+/// [`run`] for the spec files `wanted` keeps, the servers started with `extra` flags.
+fn run_specs(ext: &str, wanted: impl Fn(&SpecFile) -> bool, extra: &[&str]) {
     let mut servers: BTreeMap<String, Server> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut count = 0;
-    for (file, spec) in spec_files() {
+    for (file, spec) in spec_files().into_iter().filter(|(_, s)| wanted(s)) {
         let server = servers.entry(spec.app.clone()).or_insert_with(|| {
             let app = root().join(&spec.app).join(format!("app.{ext}"));
-            Server::start(&app, &["--workers", "1", "--max-instructions", "20000000"])
+            let mut flags = vec!["--workers", "1", "--max-instructions", "20000000"];
+            flags.extend(extra);
+            Server::start(&app, &flags)
         });
         for case in &spec.cases {
             count += 1;
@@ -328,6 +335,26 @@ fn conformance_lua() {
 #[test]
 fn conformance_js() {
     run("js");
+}
+
+/// The kv specs again with the store on a real Redis (`--kv`): the same
+/// expectations hold on both backends.
+fn kv_on_redis(ext: &str) {
+    let Some(redis) = cove_testsvc::Redis::start() else {
+        return;
+    };
+    let url = redis.url();
+    run_specs(ext, |s| s.app == "kv", &["--kv", &url]);
+}
+
+#[test]
+fn conformance_kv_on_redis_lua() {
+    kv_on_redis("lua");
+}
+
+#[test]
+fn conformance_kv_on_redis_js() {
+    kv_on_redis("js");
 }
 
 #[test]

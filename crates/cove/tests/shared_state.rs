@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::util::Server;
+use crate::util::{both, Lang, Server};
 
 fn kv_app(ext: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../conformance/kv/app.{ext}"))
@@ -39,3 +39,50 @@ fn kv_is_one_store_for_two_lua_workers() {
 fn kv_is_one_store_for_two_js_workers() {
     one_counter_across_workers("js");
 }
+
+/// With `--kv redis://…` the store is the deployment's: two processes (not
+/// just two workers) count on one counter. When Redis goes away, kv calls
+/// fail with a clear error, the rate limiter lets requests through (and
+/// says so), and both recover once Redis is back.
+fn on_redis(lang: Lang) {
+    let Some(redis) = cove_testsvc::Redis::start() else {
+        return;
+    };
+    let url = redis.url();
+    let kv_flags = ["--workers", "1", "--kv", url.as_str()];
+    let a = Server::start(&kv_app(lang.ext()), &kv_flags);
+    let b = Server::start(&kv_app(lang.ext()), &kv_flags);
+    let counts: BTreeSet<i64> = (0..10)
+        .map(|i| {
+            let s = if i % 2 == 0 { &a } else { &b };
+            s.get("/kv/incr").json()["n"].as_i64().unwrap()
+        })
+        .collect();
+    assert_eq!(counts, (1..=10).collect::<BTreeSet<_>>());
+
+    let mw = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/middleware_stdlib")
+        .join(format!("app.{}", lang.ext()));
+    let limited = Server::start(&mw, &kv_flags);
+    assert_eq!(limited.get("/rl/global").status, 200);
+    redis.stop();
+    let r = a.get("/kv/incr");
+    assert_eq!(r.status, 500);
+    a.wait_for_log("kv.incr: Redis unavailable at redis://127.0.0.1:");
+    for _ in 0..5 {
+        assert_eq!(
+            limited.get("/rl/global").status,
+            200,
+            "the limiter fails open"
+        );
+    }
+    limited.wait_for_log("ratelimit: the kv store failed, so requests pass unlimited");
+    redis.restart();
+    assert_eq!(
+        a.get("/kv/incr").json()["n"],
+        1,
+        "a fresh Redis counts from one"
+    );
+}
+
+both!(on_redis);

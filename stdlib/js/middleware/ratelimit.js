@@ -9,6 +9,7 @@
 import { kv } from "hull:kv";
 import { time } from "hull:time";
 import { crypto } from "hull:crypto";
+import { log } from "hull:log";
 
 const MAX_BUCKETS = 10000;
 
@@ -46,6 +47,9 @@ function positiveInteger(v, what) {
 // same number (and the same buckets) in all of them.
 let instances = 0;
 
+// Until when this worker stays quiet about a failing kv store.
+let warnedUntil = 0;
+
 // A middleware for `opts`: limit (60 requests), window (60 s), key (a
 // string or function(req) returning one; default "global": one bucket for
 // all clients), maxKeys (10000 distinct keys per window), name (names the
@@ -66,7 +70,18 @@ function middleware(opts = {}) {
     const reset = now - (now % window) + window;
     const ttl = reset - now;
     const bucket = `${prefix}${reset - window}:`;
-    let count = kv.incr(bucket + key, 1, ttl);
+    let count;
+    try {
+      count = kv.incr(bucket + key, 1, ttl);
+    } catch (e) {
+      // The store is down (Redis unreachable): serve rather than refuse
+      // everyone, and say so (once a window per worker).
+      if (now >= warnedUntil) {
+        warnedUntil = reset;
+        log.warn(`ratelimit: the kv store failed, so requests pass unlimited: ${e?.message ?? e}`);
+      }
+      return 0;
+    }
     // The first request of a key in this window also counts the window's
     // keys, so client-chosen keys cannot fill the store.
     if (count === 1 && kv.incr(`${bucket}#keys`, 1, ttl) > maxKeys) {

@@ -66,6 +66,9 @@ end
 -- same number (and the same buckets) in all of them.
 local instances = 0
 
+-- Until when this worker stays quiet about a failing kv store.
+local warned_until = 0
+
 -- A middleware for `opts`: limit (60 requests), window (60 s), key (a
 -- string or function(req) returning one; default "global": one bucket for
 -- all clients), max_keys (10000 distinct keys per window), name (names the
@@ -93,7 +96,16 @@ function ratelimit.middleware(opts)
     local reset = now - now % window + window
     local ttl = reset - now
     local bucket = prefix .. (reset - window) .. ":"
-    local count = kv.incr(bucket .. key, 1, ttl)
+    local ok, count = pcall(kv.incr, bucket .. key, 1, ttl)
+    if not ok then
+      -- The store is down (Redis unreachable): serve rather than refuse
+      -- everyone, and say so (once a window per worker).
+      if now >= warned_until then
+        warned_until = reset
+        log.warn("ratelimit: the kv store failed, so requests pass unlimited: " .. tostring(count))
+      end
+      return 0
+    end
     -- The first request of a key in this window also counts the window's
     -- keys, so client-chosen keys cannot fill the store.
     if count == 1 and kv.incr(bucket .. "#keys", 1, ttl) > max_keys then
