@@ -4,7 +4,6 @@
 pub mod crypto;
 pub mod env;
 pub mod http;
-pub mod io;
 pub mod json;
 pub mod kv;
 pub mod log;

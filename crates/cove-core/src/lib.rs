@@ -6,6 +6,7 @@ mod append;
 mod exchange;
 pub mod fault;
 mod files;
+pub mod io;
 mod job;
 mod limits;
 pub mod log;

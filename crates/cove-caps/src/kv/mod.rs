@@ -15,7 +15,7 @@
 //! - [`Kv::connect`]: a Redis database shared by every process that connects
 //!   to it (`cove app.lua --kv redis://host:6379/0`). Its calls are futures
 //!   ([`KvCall::Pending`]) driven on the process's I/O thread
-//!   ([`crate::io`]), so a worker can serve other requests meanwhile. See
+//!   ([`cove_core::io`]), so a worker can serve other requests meanwhile. See
 //!   `redis.rs` for the key namespace and value encoding.
 
 use std::future::Future;

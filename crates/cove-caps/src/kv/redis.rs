@@ -23,7 +23,7 @@
 //!
 //! Commands are sent on a `ConnectionManager` (one multiplexed connection,
 //! re-established after Redis restarts) driven on the `cove-io` thread
-//! ([`crate::io`]), speaking RESP3 (Redis 6 or later) unless the URL says
+//! ([`cove_core::io`]), speaking RESP3 (Redis 6 or later) unless the URL says
 //! `?protocol=resp2`: over RESP3 a dropped connection is noticed and
 //! replaced at once, so the first call after a Redis restart succeeds.
 //! Each call spawns its command there and returns the
@@ -42,7 +42,7 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{cmd, Client, Cmd, IntoConnectionInfo, ProtocolVersion, RedisError, Script};
 
 use super::{KvError, KvFuture, KvOut, KvValue, Op};
-use crate::io;
+use cove_core::io;
 
 /// Put before every key.
 pub(super) const PREFIX: &str = "cove:kv:";

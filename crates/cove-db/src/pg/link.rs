@@ -131,7 +131,7 @@ impl Link {
         }
         let config = self.0.config.clone();
         let shown = self.0.shown.clone();
-        let made = super::io::runtime()
+        let made = cove_core::io::runtime()
             .spawn(connect(config, shown))
             .await
             .map_err(|e| DbError::Unavailable(format!("PostgreSQL connect task failed: {e}")))??;

@@ -9,7 +9,6 @@
 
 mod errors;
 mod inspect;
-mod io;
 mod link;
 mod migrate;
 mod sql;

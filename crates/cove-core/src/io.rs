@@ -1,5 +1,5 @@
-//! The process-wide I/O thread. Connections to network services (Redis)
-//! are driven here rather than on a worker's runtime: a worker may block on
+//! The process-wide I/O thread. Connections to network services
+//! (PostgreSQL, Redis) are driven here rather than on a worker's runtime: a worker may block on
 //! a reply where its script cannot suspend (`cove_core::Job::run`), and a
 //! connection driven by that same worker's reactor would then never answer.
 //! A worker only waits on the reply of a task spawned here, which any
@@ -30,7 +30,7 @@ mod tests {
     fn tasks_run_on_the_io_thread_and_any_thread_can_wait() {
         let task =
             super::runtime().spawn(async { std::thread::current().name().map(str::to_string) });
-        let name = cove_core::block_on(task).unwrap();
+        let name = crate::block_on(task).unwrap();
         assert_eq!(name.as_deref(), Some("cove-io"));
     }
 }
