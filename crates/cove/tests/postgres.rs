@@ -16,6 +16,7 @@ both!(
     a_batch_is_one_transaction,
     app_code_cannot_read_reserved_tables,
     a_waiting_query_does_not_stall_the_worker,
+    a_slow_query_holds_up_no_other_query_and_connections_stay_few,
     a_restarted_server_gives_503_then_serves_again,
 );
 
@@ -134,6 +135,49 @@ fn a_waiting_query_does_not_stall_the_worker(lang: Lang) {
     );
     let r = slow.read_response();
     assert_eq!((r.status, r.json()), (200, json!([{"slept": ""}])));
+}
+
+/// One worker: while three requests wait on slow queries, another
+/// request's query is answered (no head-of-line blocking behind them), and
+/// with ten waiting the worker holds at most 4 connections (plus the one the
+/// main thread keeps for migrations).
+fn a_slow_query_holds_up_no_other_query_and_connections_stay_few(lang: Lang) {
+    let Some((pg, s)) = serve(lang, &["--workers", "1"]) else {
+        return;
+    };
+    let slow_request = |s: &Server| {
+        let mut c = Conn::open(s.port);
+        c.send(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+        c
+    };
+    let mut slow: Vec<Conn> = (0..3).map(|_| slow_request(&s)).collect();
+    thread::sleep(Duration::from_millis(300));
+    // Lua suspends a plain db.query; in JS it is the Async form.
+    assert_eq!(s.get("/count").json(), json!({"n": 0}), "{}", s.log());
+    assert!(
+        slow.iter_mut().all(|c| !c.has_data()),
+        "a slow request answered before the query behind it"
+    );
+    slow.extend((0..7).map(|_| slow_request(&s)));
+    thread::sleep(Duration::from_millis(300));
+    let n = connections(&pg.url());
+    assert!((2..=5).contains(&n), "{n} connections");
+    for mut c in slow {
+        assert_eq!(c.read_response().status, 200);
+    }
+}
+
+/// The app's connections to PostgreSQL now, counted from outside it.
+fn connections(url: &str) -> i64 {
+    let out = std::process::Command::new("psql")
+        .args([url, "-Atc"])
+        .arg("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'cove'")
+        .output()
+        .expect("psql");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("psql said {text:?}"))
 }
 
 fn a_restarted_server_gives_503_then_serves_again(lang: Lang) {

@@ -1,17 +1,24 @@
-//! One worker's connection to PostgreSQL: made on first use and again after
-//! it was lost (a server restart), with the statements prepared on it.
+//! One worker's connections to PostgreSQL: made on first use and again
+//! after they were lost (a server restart), each with the statements
+//! prepared on it.
 //!
-//! Requests of one worker share the connection: tokio-postgres pipelines
-//! their queries, so many requests in flight need no connection each.
+//! Requests of one worker share a few connections: tokio-postgres pipelines
+//! the queries sent on one, so many requests in flight need no connection
+//! each. A new connection is opened only while every open one has a query
+//! in flight (up to [`CONNECTIONS_PER_WORKER`]), so one slow query does not
+//! hold up every other request of its worker. A `db.batch` pins one
+//! connection until it ends.
 
 use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use tokio::sync::Notify;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
 
@@ -24,6 +31,10 @@ use crate::value::Value;
 
 /// Statements kept per connection; past this the cache starts again.
 const STATEMENT_CACHE_CAPACITY: usize = 256;
+
+/// Connections one worker opens at most. Beyond it, queries pipeline on the
+/// least busy one.
+pub(crate) const CONNECTIONS_PER_WORKER: usize = 4;
 
 pub(crate) const SEVERAL_IN_QUERY: &str =
     "several statements in one db.query; pass one statement per call";
@@ -46,18 +57,51 @@ struct Inner {
     /// The URL without its password, for messages.
     shown: String,
     state: Mutex<State>,
+    /// Woken when a connection attempt ends.
+    opened: Notify,
+}
+
+/// What [`Link::take`] does.
+enum Pick {
+    Use(Arc<Conn>),
+    Open,
+    Wait,
 }
 
 #[derive(Default)]
 struct State {
-    conn: Option<Arc<Conn>>,
-    stmts: HashMap<String, Arc<Prepared>>,
+    conns: Vec<Arc<Conn>>,
+    /// Connections being made now.
+    connecting: usize,
+    /// The connection a `db.batch` (or a migration run) holds: every query
+    /// goes there until it ends.
+    pinned: Option<Arc<Conn>>,
 }
 
 struct Conn {
     client: Client,
     /// `SELECT pg_temp.cove_lastval()`, when the session could make it.
     lastval: Option<Statement>,
+    stmts: Mutex<HashMap<String, Arc<Prepared>>>,
+    /// Queries in flight on it.
+    busy: AtomicUsize,
+}
+
+/// A connection taken for one query: in flight until dropped (also when
+/// the query's future is dropped unfinished).
+struct Taken(Arc<Conn>);
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl std::ops::Deref for Taken {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.0
+    }
 }
 
 /// A statement ready to run, with what the lexer learnt of it.
@@ -119,37 +163,100 @@ impl Link {
             config,
             shown,
             state: Mutex::new(State::default()),
+            opened: Notify::new(),
         })))
     }
 
-    /// The live connection, connecting (again) if there is none.
-    async fn conn(&self) -> Result<Arc<Conn>, DbError> {
-        if let Some(c) = &self.0.state.lock().conn {
-            if !c.client.is_closed() {
-                return Ok(c.clone());
+    /// A connection for one query: the pinned one, else an idle one, else a
+    /// new one while fewer than [`CONNECTIONS_PER_WORKER`] are open or being
+    /// made, else the least busy (or, while all of them are still being
+    /// made, the first that is).
+    async fn take(&self) -> Result<Taken, DbError> {
+        let conn = loop {
+            let opened = self.0.opened.notified();
+            let mut opened = pin!(opened);
+            opened.as_mut().enable();
+            match self.pick()? {
+                Pick::Use(c) => break c,
+                Pick::Wait => opened.await,
+                Pick::Open => {
+                    let made = self.open().await;
+                    let mut st = self.0.state.lock();
+                    st.connecting -= 1;
+                    if let Ok(c) = &made {
+                        st.conns.push(c.clone());
+                    }
+                    drop(st);
+                    self.0.opened.notify_waiters();
+                    break made?;
+                }
             }
+        };
+        conn.busy.fetch_add(1, Ordering::Relaxed);
+        Ok(Taken(conn))
+    }
+
+    fn pick(&self) -> Result<Pick, DbError> {
+        let mut st = self.0.state.lock();
+        if let Some(p) = &st.pinned {
+            if p.client.is_closed() {
+                return Err(DbError::Unavailable(
+                    "PostgreSQL unavailable: the connection holding the transaction was lost"
+                        .to_owned(),
+                ));
+            }
+            return Ok(Pick::Use(p.clone()));
         }
-        let config = self.0.config.clone();
-        let shown = self.0.shown.clone();
-        let made = cove_core::io::runtime()
+        st.conns.retain(|c| !c.client.is_closed());
+        let least = st
+            .conns
+            .iter()
+            .min_by_key(|c| c.busy.load(Ordering::Relaxed))
+            .cloned();
+        Ok(match least {
+            Some(c) if c.busy.load(Ordering::Relaxed) == 0 => Pick::Use(c),
+            _ if st.conns.len() + st.connecting < CONNECTIONS_PER_WORKER => {
+                st.connecting += 1;
+                Pick::Open
+            }
+            Some(c) => Pick::Use(c),
+            None => Pick::Wait,
+        })
+    }
+
+    /// A new connection, made on the I/O thread.
+    async fn open(&self) -> Result<Arc<Conn>, DbError> {
+        let (config, shown) = (self.0.config.clone(), self.0.shown.clone());
+        cove_core::io::runtime()
             .spawn(connect(config, shown))
             .await
-            .map_err(|e| DbError::Unavailable(format!("PostgreSQL connect task failed: {e}")))??;
-        let made = Arc::new(made);
-        let mut st = self.0.state.lock();
-        st.stmts.clear();
-        st.conn = Some(made.clone());
-        Ok(made)
+            .map_err(|e| DbError::Unavailable(format!("PostgreSQL connect task failed: {e}")))?
+            .map(Arc::new)
     }
 
     /// Connects now (at start, so that a wrong URL fails there).
     pub(crate) async fn check(&self) -> Result<(), DbError> {
-        self.conn().await.map(|_| ())
+        self.take().await.map(drop)
     }
 
-    /// The prepared form of `sql`, from the cache or prepared now.
+    /// Holds one connection for every query until [`Link::unpin`]; false if
+    /// one was held already.
+    pub(crate) async fn pin(&self) -> Result<bool, DbError> {
+        if self.0.state.lock().pinned.is_some() {
+            return Ok(false);
+        }
+        let taken = self.take().await?;
+        self.0.state.lock().pinned = Some(taken.0.clone());
+        Ok(true)
+    }
+
+    pub(crate) fn unpin(&self) {
+        self.0.state.lock().pinned = None;
+    }
+
+    /// The prepared form of `sql` on `conn`, from its cache or prepared now.
     async fn prepare(&self, conn: &Conn, sql: &str) -> Result<Shape, DbError> {
-        if let Some(p) = self.0.state.lock().stmts.get(sql) {
+        if let Some(p) = conn.stmts.lock().get(sql) {
             return Ok(Shape::One(p.clone()));
         }
         let text = sql::rewrite(sql).map_err(DbError::Params)?;
@@ -165,23 +272,17 @@ impl Link {
             params: text.params,
             kind: text.kind,
         });
-        let mut st = self.0.state.lock();
-        if st.stmts.len() >= STATEMENT_CACHE_CAPACITY {
-            st.stmts.clear();
+        let mut stmts = conn.stmts.lock();
+        if stmts.len() >= STATEMENT_CACHE_CAPACITY {
+            stmts.clear();
         }
-        st.stmts.insert(sql.to_owned(), prepared.clone());
+        stmts.insert(sql.to_owned(), prepared.clone());
         Ok(Shape::One(prepared))
-    }
-
-    /// A statement cached before another process changed the schema fails once
-    /// ("cached plan must not change result type"); it is prepared again.
-    fn forget(&self, sql: &str) {
-        self.0.state.lock().stmts.remove(sql);
     }
 
     /// All rows of one statement.
     pub(crate) async fn query(self, sql: String, params: Vec<Value>) -> Result<ResultSet, DbError> {
-        let conn = self.conn().await?;
+        let conn = self.take().await?;
         for attempt in 0..2 {
             let p = match self.prepare(&conn, &sql).await? {
                 Shape::One(p) => p,
@@ -192,7 +293,9 @@ impl Link {
             let refs = refs(&args);
             match conn.client.query(&p.stmt, &refs).await {
                 Ok(rows) => return result_set(&p, &rows),
-                Err(e) if attempt == 0 && stale_plan(&e) => self.forget(&sql),
+                Err(e) if attempt == 0 && stale_plan(&e) => {
+                    conn.stmts.lock().remove(&sql);
+                }
                 Err(e) => return Err(db_error(e)),
             }
         }
@@ -206,7 +309,7 @@ impl Link {
         sql: String,
         params: Vec<Value>,
     ) -> Result<(u64, Option<i64>), DbError> {
-        let conn = self.conn().await?;
+        let conn = self.take().await?;
         for attempt in 0..2 {
             let p = match self.prepare(&conn, &sql).await? {
                 Shape::One(p) => p,
@@ -232,7 +335,9 @@ impl Link {
             match ran {
                 Ok((_, id)) if p.kind == Kind::Select => return Ok((0, id)),
                 Ok(done) => return Ok(done),
-                Err(e) if attempt == 0 && stale_plan(&e) => self.forget(&sql),
+                Err(e) if attempt == 0 && stale_plan(&e) => {
+                    conn.stmts.lock().remove(&sql);
+                }
                 Err(e) => return Err(db_error(e)),
             }
         }
@@ -241,7 +346,7 @@ impl Link {
 
     /// Runs `sql` (no parameters, any number of statements) with the simple protocol.
     pub(crate) async fn simple(self, sql: String) -> Result<(u64, Option<i64>), DbError> {
-        let conn = self.conn().await?;
+        let conn = self.take().await?;
         simple(&conn.client, &sql).await
     }
 }
@@ -263,7 +368,12 @@ async fn connect(config: Config, shown: String) -> Result<Conn, DbError> {
         Ok(()) => client.prepare("SELECT pg_temp.cove_lastval()").await.ok(),
         Err(_) => None,
     };
-    Ok(Conn { client, lastval })
+    Ok(Conn {
+        client,
+        lastval,
+        stmts: Mutex::default(),
+        busy: AtomicUsize::new(0),
+    })
 }
 
 /// The innermost cause, which says what went wrong (`Connection refused`,

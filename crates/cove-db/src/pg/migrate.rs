@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use cove_core::AppFiles;
+use cove_core::{block_on, AppFiles};
 
 use super::Pg;
 use crate::error::DbError;
@@ -31,10 +31,20 @@ impl Pg {
                 "cannot run migrations inside a transaction".to_owned(),
             ));
         }
-        self.control(LOCK).map_err(|e| failed(TABLE, e))?;
-        let result = self.migrate_locked(app);
-        // A lost connection releases the lock by itself.
-        let _ = self.control(UNLOCK);
+        // The lock is the session's: taken and given back on one connection.
+        let pinned = block_on(self.link.pin()).map_err(|e| failed(TABLE, e))?;
+        let result = self
+            .control(LOCK)
+            .map_err(|e| failed(TABLE, e))
+            .and_then(|()| {
+                let result = self.migrate_locked(app);
+                // A lost connection releases the lock by itself.
+                let _ = self.control(UNLOCK);
+                result
+            });
+        if pinned {
+            self.link.unpin();
+        }
         result
     }
 

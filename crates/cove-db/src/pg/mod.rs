@@ -41,6 +41,8 @@ pub(crate) struct Pg {
     /// A statement failed inside the open batch: PostgreSQL has aborted the
     /// transaction, and its COMMIT would quietly roll back.
     batch_failed: Option<String>,
+    /// The batch pinned its connection (a migration run may hold it already).
+    batch_pinned: bool,
 }
 
 /// Notes an unreachable server for the pipeline (503, not 500); called on
@@ -74,6 +76,7 @@ impl Pg {
             last_id: Arc::default(),
             in_batch: false,
             batch_failed: None,
+            batch_pinned: false,
         })
     }
 
@@ -174,10 +177,21 @@ impl Pg {
         if self.in_batch {
             return Err(DbError::Transaction(NESTED.to_owned()));
         }
-        self.control("BEGIN")?;
+        self.batch_pinned = seen(block_on(self.link.pin()))?;
+        if let Err(e) = self.control("BEGIN") {
+            self.end_pin();
+            return Err(e);
+        }
         self.in_batch = true;
         self.batch_failed = None;
         Ok(())
+    }
+
+    /// Lets go of the connection the batch pinned.
+    fn end_pin(&mut self) {
+        if std::mem::take(&mut self.batch_pinned) {
+            self.link.unpin();
+        }
     }
 
     pub(crate) fn commit_batch(&mut self) -> Result<(), DbError> {
@@ -187,6 +201,7 @@ impl Pg {
         self.in_batch = false;
         if let Some(first) = self.batch_failed.take() {
             let _ = self.control("ROLLBACK");
+            self.end_pin();
             return Err(DbError::Transaction(format!(
                 "COMMIT failed: a statement of the batch failed ({first}), so PostgreSQL \
                  rolled the whole batch back"
@@ -196,6 +211,7 @@ impl Pg {
         if result.is_err() {
             let _ = self.control("ROLLBACK");
         }
+        self.end_pin();
         result.map_err(|e| e.prefixed("COMMIT failed: "))
     }
 
@@ -205,7 +221,9 @@ impl Pg {
         }
         self.in_batch = false;
         self.batch_failed = None;
-        self.control("ROLLBACK")
+        let result = self.control("ROLLBACK");
+        self.end_pin();
+        result
     }
 
     pub(crate) fn rollback_stale(&mut self) -> bool {
