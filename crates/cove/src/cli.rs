@@ -36,7 +36,8 @@ pub enum Command {
     /// Serve the app and reload it whenever one of its files changes.
     Dev(ServeArgs),
     /// Apply pending migrations, show their status, or create a new one.
-    #[command(after_help = "Migrations are migrations/NNN_name.sql, applied in name order, each in \
+    #[command(
+        after_help = "Migrations are migrations/NNN_name.sql, applied in name order, each in \
 its own transaction, recorded in _hull_migrations.\n\
 Where SQL differs between SQLite and PostgreSQL, put NNN_name.postgres.sql or \
 NNN_name.sqlite.sql beside NNN_name.sql: on its backend a variant replaces the plain \
@@ -44,7 +45,8 @@ file, the other backend ignores it; all are recorded as NNN_name.sql.\n\
 On PostgreSQL (-d postgres://…) an advisory lock makes processes that start at once \
 apply each file exactly once.\n\n\
 Examples:\n  cove migrate\n  cove migrate status -d postgres://app:secret@db/app\n  \
-cove migrate new add_tags")]
+cove migrate new add_tags"
+    )]
     Migrate(MigrateArgs),
     /// Pack Cove and the app into one executable file.
     Build(BuildArgs),
