@@ -11,9 +11,12 @@
 //! (`NNN_name.sql`), so `cove migrate status` reads the same on both.
 
 use crate::error::DbError;
-use crate::value::ValueRef;
+use crate::sql_text;
+use crate::value::{Row, Value, ValueRef};
 use cove_core::AppFiles;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+const TABLE: &str = "_hull_migrations";
 
 /// Where migrations live in an app.
 pub const DIR: &str = "migrations";
@@ -92,6 +95,103 @@ pub(crate) fn files(app: &AppFiles, dialect: Dialect) -> Result<Vec<MigrationFil
         .into_iter()
         .map(|(name, (file, _))| MigrationFile { name, file })
         .collect())
+}
+
+/// What a backend provides to the one migration runner below.
+pub(crate) trait Migrator {
+    const DIALECT: Dialect;
+    /// One row when `_hull_migrations` exists; the table name is its parameter.
+    const TABLE_EXISTS: &'static str;
+
+    fn query_rows<F>(&mut self, sql: &str, params: &[Value], each_row: F) -> Result<(), DbError>
+    where
+        F: FnMut(&[&str], &Row<'_>) -> Result<(), DbError>;
+
+    /// `CREATE TABLE IF NOT EXISTS _hull_migrations …` in the backend's types.
+    fn create_table(&mut self) -> Result<(), DbError>;
+
+    /// Runs one file and records it as `name`, in one transaction; false if
+    /// another process recorded it first.
+    fn apply(&mut self, name: &str, sql: &str) -> Result<bool, DbError>;
+}
+
+/// Applies, in name order, every migration of the app not yet recorded,
+/// each in its own transaction; stops at the first failure. No
+/// `migrations/` directory applies nothing.
+pub(crate) fn migrate<M: Migrator>(db: &mut M, app: &AppFiles) -> Result<MigrationReport, DbError> {
+    db.create_table().map_err(|e| failed(TABLE, e))?;
+    let applied = applied(db).map_err(|e| failed(TABLE, e))?;
+    let mut report = MigrationReport::default();
+    for file in files(app, M::DIALECT)? {
+        if applied.contains_key(&file.name) {
+            continue;
+        }
+        let sql = app
+            .read(&format!("{DIR}/{}", file.file))
+            .map_err(|e| failed(&file.file, e))?;
+        let sql = std::str::from_utf8(&sql).map_err(|_| failed(&file.file, "not UTF-8"))?;
+        if sql_text::is_blank(sql) {
+            report.skipped_empty.push(file.name);
+        } else if db
+            .apply(&file.name, sql)
+            .map_err(|e| failed(&file.file, e))?
+        {
+            report.applied.push(file.name);
+        }
+    }
+    Ok(report)
+}
+
+/// Every migration of the app in apply order, with its `applied_at` if it was applied.
+pub(crate) fn status<M: Migrator>(
+    db: &mut M,
+    app: &AppFiles,
+) -> Result<Vec<MigrationStatus>, DbError> {
+    let files = files(app, M::DIALECT)?;
+    let mut exists = false;
+    db.query_rows(M::TABLE_EXISTS, &[Value::Text(TABLE.into())], |_, _| {
+        exists = true;
+        Ok(())
+    })?;
+    let applied = if exists { applied(db)? } else { HashMap::new() };
+    Ok(files
+        .into_iter()
+        .map(|f| MigrationStatus {
+            applied_at: applied.get(&f.name).cloned(),
+            name: f.name,
+        })
+        .collect())
+}
+
+/// Whether `name` is recorded (inside [`Migrator::apply`]'s transaction).
+pub(crate) fn recorded<M: Migrator>(db: &mut M, name: &str) -> Result<bool, DbError> {
+    let mut taken = false;
+    db.query_rows(
+        "SELECT 1 FROM _hull_migrations WHERE name = ?",
+        &[Value::Text(name.into())],
+        |_, _| {
+            taken = true;
+            Ok(())
+        },
+    )?;
+    Ok(taken)
+}
+
+/// The statement that records `name` as applied.
+pub(crate) const RECORD: &str = "INSERT INTO _hull_migrations (name) VALUES (?)";
+
+/// name -> applied_at for every recorded migration.
+fn applied<M: Migrator>(db: &mut M) -> Result<HashMap<String, String>, DbError> {
+    let mut map = HashMap::new();
+    db.query_rows(
+        "SELECT name, applied_at FROM _hull_migrations",
+        &[],
+        |_, row| {
+            map.insert(text(row.get(0)), text(row.get(1)));
+            Ok(())
+        },
+    )?;
+    Ok(map)
 }
 
 pub(crate) fn failed(file: &str, message: impl ToString) -> DbError {
