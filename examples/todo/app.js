@@ -40,7 +40,7 @@ const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16)
 // Every worker loads this file, and a token made by one worker must verify
 // on the others (and after a restart), so the secret comes from the
 // environment or from one row of the database, never from a random value
-// drawn at load (Hull's app did that). INSERT OR IGNORE keeps the value of
+// drawn at load (Hull's app did that). ON CONFLICT DO NOTHING keeps the value of
 // the first worker that got there.
 function csrfSecret() {
   const configured = env.get("CSRF_SECRET");
@@ -50,7 +50,9 @@ function csrfSecret() {
     if (bytes > 128) throw new Error(`CSRF_SECRET is ${bytes} bytes long; use at most 128 (e.g. 64 hex digits)`);
     return configured;
   }
-  db.exec("INSERT OR IGNORE INTO app_secrets (name, value) VALUES ('csrf', ?)", [hex(crypto.random(32))]);
+  db.exec("INSERT INTO app_secrets (name, value) VALUES ('csrf', ?) ON CONFLICT (name) DO NOTHING", [
+    hex(crypto.random(32)),
+  ]);
   return db.query("SELECT value FROM app_secrets WHERE name = 'csrf'")[0].value;
 }
 const secret = csrfSecret();

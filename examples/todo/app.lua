@@ -38,7 +38,7 @@ end
 -- Every worker loads this file, and a token made by one worker must verify
 -- on the others (and after a restart), so the secret comes from the
 -- environment or from one row of the database, never from a random value
--- drawn at load (Hull's app did that). INSERT OR IGNORE keeps the value of
+-- drawn at load (Hull's app did that). ON CONFLICT DO NOTHING keeps the value of
 -- the first worker that got there.
 local function csrf_secret()
   local configured = env.get("CSRF_SECRET")
@@ -49,7 +49,8 @@ local function csrf_secret()
     end
     return configured
   end
-  db.exec("INSERT OR IGNORE INTO app_secrets (name, value) VALUES ('csrf', ?)", { hex(crypto.random(32)) })
+  db.exec("INSERT INTO app_secrets (name, value) VALUES ('csrf', ?) ON CONFLICT (name) DO NOTHING",
+    { hex(crypto.random(32)) })
   return db.query("SELECT value FROM app_secrets WHERE name = 'csrf'")[1].value
 end
 local secret = csrf_secret()

@@ -175,7 +175,7 @@ fn list_shows_what_a_directory_would_pack_and_what_an_executable_holds() {
     let size = |f: &str| std::fs::metadata(dir.join(f)).unwrap().len();
     let lines: Vec<&str> = listed.stdout.lines().collect();
     assert!(lines[0].starts_with("rest_api (from "), "{}", listed.stdout);
-    assert!(lines[0].contains(": 3 files, "), "{}", listed.stdout);
+    assert!(lines[0].contains(": 4 files, "), "{}", listed.stdout);
     let rows: Vec<(u64, &str)> = lines[1..]
         .iter()
         .map(|l| {
@@ -188,6 +188,10 @@ fn list_shows_what_a_directory_would_pack_and_what_an_executable_holds() {
         vec![
             (size("app.js"), "app.js"),
             (size("app.lua"), "app.lua"),
+            (
+                size("migrations/001_init.postgres.sql"),
+                "migrations/001_init.postgres.sql"
+            ),
             (size("migrations/001_init.sql"), "migrations/001_init.sql"),
         ]
     );

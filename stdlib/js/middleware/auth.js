@@ -6,8 +6,8 @@
 //   auth.login(req, res, { userId: id })   // in POST /login
 //   auth.logout(req, res)                  // in POST /logout
 //
-// Sessions are rows in SQLite (hull:middleware:session), so a cookie set by
-// one worker is honoured by every other.
+// Sessions are rows in the database (hull:middleware:session), so a cookie
+// set by one worker (or process) is honoured by every other.
 
 import { cookie } from "hull:cookie";
 import { jwt } from "hull:jwt";

@@ -11,6 +11,7 @@
 //     with the row ('complete'); later requests with the key replay it.
 
 import { db } from "hull:db";
+import { dialect } from "hull:dialect";
 import { crypto } from "hull:crypto";
 import { time } from "hull:time";
 
@@ -33,19 +34,20 @@ function checkTtl(where, value) {
 // a key and its response are kept.
 function init(opts = {}) {
   if (opts.ttl !== undefined) ttl = checkTtl("idempotency.init", opts.ttl);
-  db.exec(`CREATE TABLE IF NOT EXISTS _hull_idempotency_keys (
+  const t = dialect.words();
+  dialect.create(`CREATE TABLE IF NOT EXISTS _hull_idempotency_keys (
     key TEXT NOT NULL,
     principal_id TEXT NOT NULL DEFAULT '__anon',
     fingerprint TEXT NOT NULL,
     endpoint TEXT NOT NULL,
-    status INTEGER,
+    status ${t.int},
     response_body TEXT,
     response_headers TEXT,
     state TEXT NOT NULL DEFAULT 'inflight',
-    created_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL,
+    created_at ${t.int} NOT NULL,
+    expires_at ${t.int} NOT NULL,
     PRIMARY KEY (principal_id, key))`);
-  db.exec("CREATE INDEX IF NOT EXISTS idx_hull_idem_expires ON _hull_idempotency_keys (expires_at)");
+  dialect.create("CREATE INDEX IF NOT EXISTS idx_hull_idem_expires ON _hull_idempotency_keys (expires_at)");
   ready = true;
 }
 

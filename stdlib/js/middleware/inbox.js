@@ -6,6 +6,7 @@
 // message at once agree on which of them handles it.
 
 import { db } from "hull:db";
+import { dialect } from "hull:dialect";
 import { time } from "hull:time";
 
 let ttl = 604800; // seconds an id is remembered (7 days); set by init
@@ -21,13 +22,14 @@ function checkTtl(where, value) {
 // Create the table if needed; opts.ttl (seconds, default 604800).
 function init(opts = {}) {
   if (opts.ttl !== undefined) ttl = checkTtl("inbox.init", opts.ttl);
-  db.exec(`CREATE TABLE IF NOT EXISTS _hull_inbox_processed (
+  const t = dialect.words();
+  dialect.create(`CREATE TABLE IF NOT EXISTS _hull_inbox_processed (
     message_id TEXT NOT NULL,
     source TEXT NOT NULL,
-    processed_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL,
+    processed_at ${t.int} NOT NULL,
+    expires_at ${t.int} NOT NULL,
     PRIMARY KEY (source, message_id))`);
-  db.exec("CREATE INDEX IF NOT EXISTS idx_hull_inbox_expires ON _hull_inbox_processed (expires_at)");
+  dialect.create("CREATE INDEX IF NOT EXISTS idx_hull_inbox_expires ON _hull_inbox_processed (expires_at)");
   ready = true;
 }
 
@@ -66,7 +68,10 @@ function markProcessed(id, source, opts) {
   ensure();
   const now = time.now();
   db.exec(
-    "INSERT OR REPLACE INTO _hull_inbox_processed (message_id, source, processed_at, expires_at) VALUES (?, ?, ?, ?)",
+    `INSERT INTO _hull_inbox_processed (message_id, source, processed_at, expires_at)
+     VALUES (?, ?, ?, ?)
+     ON CONFLICT (source, message_id) DO UPDATE SET
+       processed_at = excluded.processed_at, expires_at = excluded.expires_at`,
     [String(id), source, now, now + idTtl],
   );
 }

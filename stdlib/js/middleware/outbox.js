@@ -7,12 +7,14 @@
 //
 // A flush claims its items in one UPDATE before sending: it pushes their
 // next attempt a lease into the future, so a flush running at the same time
-// on another worker skips them, and an item whose flush died mid-way is
-// retried once the lease ends. flush() is Hull's synchronous form and
-// blocks the worker while it sends; `await outbox.flushAsync()` (Cove)
-// sends with http.postAsync and leaves the worker free meanwhile.
+// on another worker (or, on PostgreSQL, another process) skips them, and an
+// item whose flush died mid-way is retried once the lease ends. flush() is
+// Hull's synchronous form and blocks the worker while it sends;
+// `await outbox.flushAsync()` (Cove) sends with http.postAsync and leaves
+// the worker free meanwhile.
 
 import { db } from "hull:db";
+import { dialect } from "hull:dialect";
 import { http } from "hull:http";
 import { time } from "hull:time";
 
@@ -34,22 +36,23 @@ function whole(where, name, value, min) {
 // item is tried before it is marked failed.
 function init(opts = {}) {
   if (opts.maxAttempts !== undefined) maxAttempts = whole("outbox.init", "maxAttempts", opts.maxAttempts, 1);
-  db.exec(`CREATE TABLE IF NOT EXISTS _hull_outbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+  const t = dialect.words();
+  dialect.create(`CREATE TABLE IF NOT EXISTS _hull_outbox (
+    id ${t.id},
     kind TEXT NOT NULL,
     destination TEXT NOT NULL,
     payload TEXT NOT NULL,
     headers TEXT,
     idempotency_key TEXT,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    max_attempts INTEGER NOT NULL DEFAULT 5,
-    next_attempt_at INTEGER NOT NULL,
+    attempts ${t.int} NOT NULL DEFAULT 0,
+    max_attempts ${t.int} NOT NULL DEFAULT 5,
+    next_attempt_at ${t.int} NOT NULL,
     state TEXT NOT NULL DEFAULT 'pending',
-    created_at INTEGER NOT NULL,
-    delivered_at INTEGER,
+    created_at ${t.int} NOT NULL,
+    delivered_at ${t.int},
     last_error TEXT)`);
-  db.exec("CREATE INDEX IF NOT EXISTS idx_hull_outbox_due ON _hull_outbox (state, next_attempt_at)");
-  db.exec("CREATE INDEX IF NOT EXISTS idx_hull_outbox_destination ON _hull_outbox (destination, id)");
+  dialect.create("CREATE INDEX IF NOT EXISTS idx_hull_outbox_due ON _hull_outbox (state, next_attempt_at)");
+  dialect.create("CREATE INDEX IF NOT EXISTS idx_hull_outbox_destination ON _hull_outbox (destination, id)");
   ready = true;
 }
 
@@ -97,7 +100,7 @@ function claim(opts) {
     `UPDATE _hull_outbox SET next_attempt_at = ?
      WHERE id IN (SELECT id FROM _hull_outbox
        WHERE state = 'pending' AND next_attempt_at <= ?
-       ORDER BY next_attempt_at, id LIMIT ?)
+       ORDER BY next_attempt_at, id LIMIT ? ${dialect.words().lock})
      RETURNING id, kind, destination, payload, headers, idempotency_key, attempts, max_attempts`,
     [now + LEASE, now, limit],
   );

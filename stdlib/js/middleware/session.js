@@ -1,4 +1,4 @@
-// hull:middleware:session — server-side sessions in SQLite (Hull §10.4).
+// hull:middleware:session — server-side sessions in the database (Hull §10.4).
 //
 // Rows live in the reserved table _hull_sessions, so every worker (and
 // every restart) sees the same sessions. Loading a session slides its
@@ -6,6 +6,7 @@
 // calls it, on first use with the default ttl.
 
 import { db } from "hull:db";
+import { dialect } from "hull:dialect";
 import { crypto } from "hull:crypto";
 import { time } from "hull:time";
 
@@ -23,13 +24,14 @@ function init(opts = {}) {
     }
     ttl = opts.ttl;
   }
-  db.exec(`CREATE TABLE IF NOT EXISTS _hull_sessions (
+  const t = dialect.words();
+  dialect.create(`CREATE TABLE IF NOT EXISTS _hull_sessions (
     id TEXT PRIMARY KEY,
     data TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    last_accessed INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL)`);
-  db.exec("CREATE INDEX IF NOT EXISTS idx__hull_sessions_expires ON _hull_sessions (expires_at)");
+    created_at ${t.int} NOT NULL,
+    last_accessed ${t.int} NOT NULL,
+    expires_at ${t.int} NOT NULL)`);
+  dialect.create("CREATE INDEX IF NOT EXISTS idx__hull_sessions_expires ON _hull_sessions (expires_at)");
   ready = true;
 }
 

@@ -147,13 +147,23 @@ impl Server {
     /// Start `app` with `-p 0` on the database `db` (a PostgreSQL URL, or a
     /// file); two workers unless `extra` says otherwise.
     pub fn try_start_on(app: &Path, db: &str, extra: &[&str]) -> Result<Server, String> {
+        Server::try_start_on_env(app, db, extra, &[])
+    }
+
+    /// [`Server::try_start_on`] with extra environment variables.
+    pub fn try_start_on_env(
+        app: &Path,
+        db: &str,
+        extra: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Result<Server, String> {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut args: Vec<&str> = extra.to_vec();
         if !extra.contains(&"--workers") {
             args.extend(["--workers", "2"]);
         }
         args.extend(["-p", "0", "-d", db, app.to_str().expect("utf-8 app path")]);
-        Server::launch(&args, dir, PathBuf::from(db), &[])
+        Server::launch(&args, dir, PathBuf::from(db), envs)
     }
 
     /// [`Server::try_start_on`], panicking with the log if it does not start.

@@ -10,6 +10,8 @@
 --   * idempotency.respond() sends the handler's JSON response and stores it
 --     with the row ('complete'); later requests with the key replay it.
 
+local dialect = require("hull.dialect")
+
 local idempotency = {}
 
 local ttl = 86400 -- seconds a key is remembered; set by init
@@ -19,6 +21,7 @@ local calls = 0 -- middleware calls in this VM, to purge now and then
 local DIFFERENT = "idempotency key already used with different request body"
 local IN_PROGRESS = "request with this idempotency key is already in progress"
 local NOT_CACHED = "request with this idempotency key was already processed"
+
 
 local function check_ttl(where, value)
   if math.type(value) ~= "integer" or value < 1 then
@@ -35,19 +38,19 @@ function idempotency.init(opts)
   if opts.ttl ~= nil then
     ttl = check_ttl("idempotency.init", opts.ttl)
   end
-  db.exec([[CREATE TABLE IF NOT EXISTS _hull_idempotency_keys (
+  dialect.create([[CREATE TABLE IF NOT EXISTS _hull_idempotency_keys (
     key TEXT NOT NULL,
     principal_id TEXT NOT NULL DEFAULT '__anon',
     fingerprint TEXT NOT NULL,
     endpoint TEXT NOT NULL,
-    status INTEGER,
+    status {int},
     response_body TEXT,
     response_headers TEXT,
     state TEXT NOT NULL DEFAULT 'inflight',
-    created_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL,
+    created_at {int} NOT NULL,
+    expires_at {int} NOT NULL,
     PRIMARY KEY (principal_id, key))]])
-  db.exec([[CREATE INDEX IF NOT EXISTS idx_hull_idem_expires
+  dialect.create([[CREATE INDEX IF NOT EXISTS idx_hull_idem_expires
     ON _hull_idempotency_keys (expires_at)]])
   ready = true
 end

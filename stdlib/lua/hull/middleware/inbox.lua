@@ -5,10 +5,13 @@
 -- ttl. check_and_mark is one INSERT, so two workers receiving the same
 -- message at once agree on which of them handles it.
 
+local dialect = require("hull.dialect")
+
 local inbox = {}
 
 local ttl = 604800 -- seconds an id is remembered (7 days); set by init
 local ready = false -- the table exists (checked once per worker VM)
+
 
 local function check_ttl(where, value)
   if math.type(value) ~= "integer" or value < 1 then
@@ -24,13 +27,13 @@ function inbox.init(opts)
   if opts.ttl ~= nil then
     ttl = check_ttl("inbox.init", opts.ttl)
   end
-  db.exec([[CREATE TABLE IF NOT EXISTS _hull_inbox_processed (
+  dialect.create([[CREATE TABLE IF NOT EXISTS _hull_inbox_processed (
     message_id TEXT NOT NULL,
     source TEXT NOT NULL,
-    processed_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL,
+    processed_at {int} NOT NULL,
+    expires_at {int} NOT NULL,
     PRIMARY KEY (source, message_id))]])
-  db.exec([[CREATE INDEX IF NOT EXISTS idx_hull_inbox_expires
+  dialect.create([[CREATE INDEX IF NOT EXISTS idx_hull_inbox_expires
     ON _hull_inbox_processed (expires_at)]])
   ready = true
 end
@@ -75,8 +78,10 @@ function inbox.mark_processed(id, source, opts)
   local id_ttl = (opts and opts.ttl ~= nil) and check_ttl("inbox.mark_processed", opts.ttl) or ttl
   ensure()
   local now = time.now()
-  db.exec("INSERT OR REPLACE INTO _hull_inbox_processed "
-    .. "(message_id, source, processed_at, expires_at) VALUES (?, ?, ?, ?)",
+  db.exec([[INSERT INTO _hull_inbox_processed
+      (message_id, source, processed_at, expires_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (source, message_id) DO UPDATE SET
+      processed_at = excluded.processed_at, expires_at = excluded.expires_at]],
     { tostring(id), source or "default", now, now + id_ttl })
 end
 

@@ -7,9 +7,12 @@
 --
 -- A flush claims its items in one UPDATE before sending: it pushes their
 -- next attempt a lease into the future, so a flush running at the same time
--- on another worker skips them, and an item whose flush died mid-way is
--- retried once the lease ends. In a handler, the http calls suspend the
--- handler (the worker serves other requests meanwhile).
+-- on another worker (or, on PostgreSQL, another process) skips them, and an
+-- item whose flush died mid-way is retried once the lease ends. In a
+-- handler, the http calls suspend the handler (the worker serves other
+-- requests meanwhile).
+
+local dialect = require("hull.dialect")
 
 local outbox = {}
 
@@ -35,23 +38,23 @@ function outbox.init(opts)
   if opts.max_attempts ~= nil then
     max_attempts = whole("outbox.init", "max_attempts", opts.max_attempts, 1)
   end
-  db.exec([[CREATE TABLE IF NOT EXISTS _hull_outbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+  dialect.create([[CREATE TABLE IF NOT EXISTS _hull_outbox (
+    id {id},
     kind TEXT NOT NULL,
     destination TEXT NOT NULL,
     payload TEXT NOT NULL,
     headers TEXT,
     idempotency_key TEXT,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    max_attempts INTEGER NOT NULL DEFAULT 5,
-    next_attempt_at INTEGER NOT NULL,
+    attempts {int} NOT NULL DEFAULT 0,
+    max_attempts {int} NOT NULL DEFAULT 5,
+    next_attempt_at {int} NOT NULL,
     state TEXT NOT NULL DEFAULT 'pending',
-    created_at INTEGER NOT NULL,
-    delivered_at INTEGER,
+    created_at {int} NOT NULL,
+    delivered_at {int},
     last_error TEXT)]])
-  db.exec([[CREATE INDEX IF NOT EXISTS idx_hull_outbox_due
+  dialect.create([[CREATE INDEX IF NOT EXISTS idx_hull_outbox_due
     ON _hull_outbox (state, next_attempt_at)]])
-  db.exec([[CREATE INDEX IF NOT EXISTS idx_hull_outbox_destination
+  dialect.create([[CREATE INDEX IF NOT EXISTS idx_hull_outbox_destination
     ON _hull_outbox (destination, id)]])
   ready = true
 end
@@ -133,12 +136,12 @@ function outbox.flush(opts)
   local limit = opts.limit ~= nil and whole("outbox.flush", "limit", opts.limit, 1) or 50
   ensure()
   local now = time.now()
-  local items = db.query([[UPDATE _hull_outbox SET next_attempt_at = ?
+  local items = db.query(dialect.sql([[UPDATE _hull_outbox SET next_attempt_at = ?
     WHERE id IN (SELECT id FROM _hull_outbox
       WHERE state = 'pending' AND next_attempt_at <= ?
-      ORDER BY next_attempt_at, id LIMIT ?)
+      ORDER BY next_attempt_at, id LIMIT ? {lock})
     RETURNING id, kind, destination, payload, headers, idempotency_key,
-      attempts, max_attempts]], { now + LEASE, now, limit })
+      attempts, max_attempts]]), { now + LEASE, now, limit })
   table.sort(items, function(a, b) return a.id < b.id end)
   local result = { delivered = 0, failed = 0, retried = 0 }
   for _, item in ipairs(items) do

@@ -1,14 +1,17 @@
--- hull.middleware.session: server-side sessions in SQLite (Hull §10.4).
+-- hull.middleware.session: server-side sessions in the database (Hull §10.4).
 --
 -- Rows live in the reserved table _hull_sessions, so every worker (and
 -- every restart) sees the same sessions. Loading a session slides its
 -- expiry. The table is created by session.init() or, if the app never
 -- calls it, on first use with the default ttl.
 
+local dialect = require("hull.dialect")
+
 local session = {}
 
 local ttl = 86400 -- seconds; set by init
 local ready = false -- the table exists (checked once per worker VM)
+
 
 local function hex(bytes)
   return (bytes:gsub(".", function(c)
@@ -27,13 +30,13 @@ function session.init(opts)
     end
     ttl = opts.ttl
   end
-  db.exec([[CREATE TABLE IF NOT EXISTS _hull_sessions (
+  dialect.create([[CREATE TABLE IF NOT EXISTS _hull_sessions (
     id TEXT PRIMARY KEY,
     data TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    last_accessed INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL)]])
-  db.exec("CREATE INDEX IF NOT EXISTS idx__hull_sessions_expires ON _hull_sessions (expires_at)")
+    created_at {int} NOT NULL,
+    last_accessed {int} NOT NULL,
+    expires_at {int} NOT NULL)]])
+  dialect.create("CREATE INDEX IF NOT EXISTS idx__hull_sessions_expires ON _hull_sessions (expires_at)")
   ready = true
 end
 
