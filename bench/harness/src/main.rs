@@ -11,6 +11,7 @@ mod report;
 mod report_json;
 mod runner;
 mod servers;
+mod services;
 mod stats;
 mod summary;
 mod svg;
@@ -46,12 +47,17 @@ pub struct Config {
     pub js_app: PathBuf,
     /// The template app's folder (app.lua and app.js): the templates table.
     pub templates: PathBuf,
+    /// The PostgreSQL + Redis app's folder (app.lua and app.js): the pg and
+    /// redis tables.
+    pub pg_app: PathBuf,
     pub root: PathBuf,
     pub out_dir: PathBuf,
     pub server_core: u32,
     pub wrk_core: u32,
     /// Redo a run when other processes used more than this % of a core.
     pub noise_pct: f64,
+    /// How many times a noisy run is redone at most (the last one is kept).
+    pub redos: u32,
     pub quick: bool,
 }
 
@@ -60,7 +66,9 @@ cove-bench: Cove and its peers on the same machine (run it through bench/run)
 
 Installs the peer servers of bench/peers/ into bench/.peers/, starts Cove
 (its scriptless baseline, the Lua and the JavaScript app of
-bench/apps/hello/, and of bench/apps/templates/ for the template table) and
+bench/apps/hello/, of bench/apps/templates/ for the template table and of
+bench/apps/pg/ for the pg and redis tables, which also get one private
+PostgreSQL and one Redis server, shared by every contender) and
 every peer in its single-worker configuration pinned to core 0 (plus
 two-worker variants on both cores), checks every route's response, then
 drives them with wrk (-t1, pinned to core 1) in interleaved rounds. Reports
@@ -76,11 +84,18 @@ Options:
   --duration S       seconds per wrk run
   --warmup S         warm-up seconds per measurement (0 = none)
   --connections N    wrk connections (default 50; the sweep uses 1, 10, 50, 200)
+  --redo N           redo a run during which other processes used more than
+                     10% of a core up to N times (default 1; the last is kept)
   --only PATTERN     only measurements whose id `table:server:workload@conns`
-                     contains PATTERN (repeatable). Tables: hello routing
-                     hull-http sqlite sweep multi templates. E.g. --only
-                     hello: --only :cove-lua: --only @200 --only templates:
-                     (also filters --instructions, on table:server:workload)
+                     contains PATTERN (repeatable; a PATTERN starting with a
+                     table and `:` matches from the start). Tables: hello
+                     routing hull-http sqlite sweep multi templates pg redis.
+                     E.g. --only hello: --only :cove-lua: --only @200 --only
+                     templates: (also filters --instructions, on
+                     table:server:workload). With table patterns only, only
+                     the peers serving those tables are installed
+                     (--only pg: --only redis: starts a private PostgreSQL
+                     and Redis for them)
   --peers a,b        only these peers (names from bench/peers/*/peer.json)
   --no-peers         Cove only
   --skip-install     use bench/.peers as it is; do not run install scripts
@@ -119,11 +134,13 @@ pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
         app: root.join("bench/apps/hello/app.lua"),
         js_app: root.join("bench/apps/hello/app.js"),
         templates: root.join("bench/apps/templates"),
+        pg_app: root.join("bench/apps/pg"),
         out_dir: root.join("bench/results"),
         root,
         server_core: 0,
         wrk_core: 1,
         noise_pct: 10.0,
+        redos: 1,
         quick: false,
     };
     let (mut rounds, mut seconds, mut warmup) = (None, None, None);
@@ -145,6 +162,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
             "--duration" => seconds = Some(number(value(a)?, a)?),
             "--warmup" => warmup = Some(number(value(a)?, a)?),
             "--connections" => cfg.connections = number(value(a)?, a)? as u32,
+            "--redo" => cfg.redos = number(value(a)?, a)? as u32,
             "--only" => cfg.only.push(value(a)?),
             "--peers" => cfg
                 .peers
@@ -217,6 +235,10 @@ fn servers(cfg: &Config, p: &mut Progress) -> Result<(Vec<plan::ServerDef>, Vec<
     if !cfg.peers.is_empty() {
         specs.retain(|s| cfg.peers.contains(&s.name));
     }
+    // `--only pg:`: only the peers that serve one of the tables' groups.
+    if let Some(groups) = plan::only_groups(&cfg.only) {
+        specs.retain(|s| s.groups.iter().any(|g| groups.contains(g)));
+    }
     let mut folders: Vec<String> = specs.iter().map(|s| s.folder.clone()).collect();
     folders.dedup();
     let failed: Vec<peers::Installed> = if cfg.skip_install {
@@ -238,6 +260,36 @@ fn servers(cfg: &Config, p: &mut Progress) -> Result<(Vec<plan::ServerDef>, Vec<
         }
     }
     Ok((defs, skipped))
+}
+
+/// Start the database servers the plan's `pg` and `redis` rows need; the
+/// rows of a server that does not start are left out, with the reason.
+fn with_databases(
+    cfg: &Config,
+    plan: Vec<plan::Measurement>,
+    mut skipped: Vec<runner::Skipped>,
+    p: &mut Progress,
+) -> (
+    Vec<plan::Measurement>,
+    services::Services,
+    Vec<runner::Skipped>,
+) {
+    let needs = |t: workloads::Table| plan.iter().any(|m| m.table == t);
+    let (pg, redis) = (needs(workloads::Table::Pg), needs(workloads::Table::Redis));
+    if !pg && !redis {
+        return (plan, services::Services::default(), skipped);
+    }
+    p.show("starting PostgreSQL and Redis for the pg and redis tables");
+    let svc = services::Services::start(pg, redis, cfg.wrk_core);
+    for (table, why) in &svc.missing {
+        p.note(&format!("{} table not measured: {why}", table.key()));
+        skipped.push((format!("the {} table", table.key()), why.clone()));
+    }
+    let plan = plan
+        .into_iter()
+        .filter(|m| !svc.missing.iter().any(|(t, _)| *t == m.table))
+        .collect();
+    (plan, svc, skipped)
 }
 
 fn run(cfg: &Config) -> Result<()> {
@@ -262,8 +314,12 @@ fn run(cfg: &Config) -> Result<()> {
     {
         bail!("--only {:?} matches no measurement", cfg.only);
     }
-    let mut result = runner::run(cfg, defs, plan, machine.clk_tck, &mut p)?;
-    result.skipped.splice(0..0, skipped);
+    let (plan, svc, mut skipped) = with_databases(cfg, plan, skipped, &mut p);
+    let result = runner::run(cfg, defs, plan, machine.clk_tck, &mut p, &svc);
+    services::stop_all();
+    let mut result = result?;
+    skipped.append(&mut result.skipped);
+    result.skipped = skipped;
     p.finish();
     let md = report::markdown(cfg, &machine, &result);
     println!("{md}");
@@ -384,6 +440,8 @@ mod tests {
         assert!(parse_args(&args("--bogus")).is_err());
         assert!(parse_args(&args("--rounds")).is_err());
         assert!(parse_args(&args("--rounds 0")).is_err());
+        assert_eq!(c.redos, 1);
+        assert_eq!(parse_args(&args("--redo 3")).unwrap().unwrap().redos, 3);
         assert!(c.app.ends_with("bench/apps/hello/app.lua"));
         assert!(c.js_app.ends_with("bench/apps/hello/app.js"));
         assert!(

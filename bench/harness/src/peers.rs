@@ -25,6 +25,9 @@ pub struct PeerSpec {
     pub version: Vec<String>,
     pub size: Vec<String>,
     pub note: Option<String>,
+    /// Connections to the database of a group (`pg`, `redis`), shown
+    /// beside the rows of that group's table.
+    pub pool: Vec<(Group, String)>,
 }
 
 fn strings(v: Option<&Value>, what: &str) -> Result<Vec<String>> {
@@ -62,6 +65,21 @@ pub fn parse_specs(folder: &str, text: &str) -> Result<Vec<PeerSpec>> {
             if cmd.is_empty() {
                 bail!("{name}: \"cmd\" is missing or empty");
             }
+            let pool = match e.get("pool") {
+                None => Vec::new(),
+                Some(Value::Object(m)) => m
+                    .iter()
+                    .map(|(k, v)| {
+                        let g = Group::parse(k)
+                            .ok_or_else(|| anyhow!("{name}: pool: unknown group {k:?}"))?;
+                        let text = v
+                            .as_str()
+                            .ok_or_else(|| anyhow!("{name}: pool {k} must be a string"))?;
+                        Ok((g, text.to_string()))
+                    })
+                    .collect::<Result<_>>()?,
+                Some(_) => bail!("{name}: \"pool\" must be an object (group: connections)"),
+            };
             let env = match e.get("env") {
                 None => Vec::new(),
                 Some(Value::Object(m)) => m
@@ -87,6 +105,7 @@ pub fn parse_specs(folder: &str, text: &str) -> Result<Vec<PeerSpec>> {
                 version: strings(e.get("version"), &at("version"))?,
                 size: strings(e.get("size"), &at("size"))?,
                 note: field("note"),
+                pool,
                 name,
             })
         })
@@ -282,6 +301,32 @@ mod tests {
         assert_eq!(s[1].label, "bare");
         assert_eq!(s[1].groups, [Group::Http]);
         assert_eq!(s[1].folder, "node");
+        assert!(s[1].pool.is_empty());
+    }
+
+    #[test]
+    fn parses_database_peers() {
+        let text = r#"[{"name": "go-pgx", "groups": ["pg", "redis"], "cmd": ["./gopeer"],
+            "pool": {"pg": "pgxpool MaxConns 10", "redis": "go-redis PoolSize 10"}}]"#;
+        let s = parse_specs("go", text).unwrap();
+        assert_eq!(s[0].groups, [Group::Pg, Group::Redis]);
+        assert_eq!(
+            s[0].pool,
+            [
+                (Group::Pg, "pgxpool MaxConns 10".to_string()),
+                (Group::Redis, "go-redis PoolSize 10".to_string())
+            ]
+        );
+        let bad = |pool: &str| {
+            parse_specs(
+                "go",
+                &format!(r#"[{{"name": "a", "cmd": ["a"], "pool": {pool}}}]"#),
+            )
+            .is_err()
+        };
+        assert!(bad(r#""10""#));
+        assert!(bad(r#"{"mysql": "10"}"#));
+        assert!(bad(r#"{"pg": 10}"#));
     }
 
     #[test]
@@ -289,7 +334,7 @@ mod tests {
         assert!(parse_specs("x", "{}").is_err());
         assert!(parse_specs("x", r#"[{"cmd": ["a"]}]"#).is_err());
         assert!(parse_specs("x", r#"[{"name": "a"}]"#).is_err());
-        assert!(parse_specs("x", r#"[{"name": "a", "cmd": ["a"], "groups": ["pg"]}]"#).is_err());
+        assert!(parse_specs("x", r#"[{"name": "a", "cmd": ["a"], "groups": ["mysql"]}]"#).is_err());
         assert!(parse_specs("x", r#"[{"name": "a", "cmd": ["a"], "env": {"A": 1}}]"#).is_err());
     }
 

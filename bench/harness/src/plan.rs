@@ -33,6 +33,9 @@ pub struct ServerDef {
     /// Binary or install size in bytes.
     pub size: Option<u64>,
     pub note: Option<String>,
+    /// Connections to the database of each group, for the `pg` and `redis`
+    /// tables.
+    pub pool: Vec<(Group, String)>,
 }
 
 impl ServerDef {
@@ -80,8 +83,13 @@ fn cove_def(
         version: String::new(),
         size: std::fs::metadata(&cfg.cove).ok().map(|m| m.len()),
         note: None,
+        pool: Vec::new(),
     }
 }
+
+/// What each worker of Cove's pg app holds.
+pub const COVE_PG_POOL: &str = "up to 4 per worker, pipelined";
+pub const COVE_REDIS_POOL: &str = "1 per worker, multiplexed";
 
 fn cores(cfg: &Config, workers: u32) -> String {
     if workers > 1 {
@@ -93,7 +101,8 @@ fn cores(cfg: &Config, workers: u32) -> String {
 
 /// Cove's servers: the baseline, then per runtime (Lua, JavaScript) the app
 /// on 1 and 2 workers and the app with group commit off (a reference for
-/// the write rows), then per runtime the template app.
+/// the write rows), then per runtime the template app, then per runtime the
+/// PostgreSQL + Redis app on 1 and 2 workers.
 pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
     let both = vec![Group::Http, Group::Sqlite];
     let mut out = vec![cove_def(
@@ -135,6 +144,26 @@ pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
             Some(&app),
         ));
     }
+    for (lang, name) in [("lua", "Lua"), ("js", "JS")] {
+        let app = cfg.pg_app.join(format!("app.{lang}"));
+        for workers in [1, 2] {
+            let suffix = if workers > 1 { "-2w" } else { "" };
+            let mut def = cove_def(
+                cfg,
+                &format!("cove-{lang}-pg{suffix}"),
+                &format!("Cove ({name})"),
+                vec![Group::Pg, Group::Redis],
+                &[],
+                workers,
+                Some(&app),
+            );
+            def.pool = vec![
+                (Group::Pg, COVE_PG_POOL.into()),
+                (Group::Redis, COVE_REDIS_POOL.into()),
+            ];
+            out.push(def);
+        }
+    }
     out
 }
 
@@ -170,6 +199,7 @@ pub fn peer_servers(cfg: &Config, spec: &PeerSpec, install_dir: &Path) -> Vec<Se
             version: peers::version(&spec.version, &dir),
             size: (!size_paths.is_empty()).then(|| peers::disk_size(&size_paths)),
             note: spec.note.clone(),
+            pool: spec.pool.clone(),
         }
     };
     let mut out = vec![one(1)];
@@ -212,11 +242,46 @@ fn in_table(table: Table, s: &ServerDef) -> bool {
         Table::Sweep => s.workers == 1 && SWEEP.contains(&s.key.as_str()),
         Table::Multi => s.workers > 1,
         Table::Templates => s.workers == 1 && s.groups.contains(&Group::Templates),
+        // One and two workers: the two-worker rows sit beside the others.
+        Table::Pg => s.groups.contains(&Group::Pg),
+        Table::Redis => s.groups.contains(&Group::Redis),
     }
 }
 
+/// Whether an `--only` pattern selects a measurement id: a substring of it,
+/// except that a pattern starting with a table's key and `:` (`pg:`,
+/// `redis:cove-lua-pg:`) matches from the start, so `pg:` does not also
+/// select `redis:cove-lua-pg:get-incr@50`.
+pub fn only_matches(id: &str, pattern: &str) -> bool {
+    let anchored = pattern
+        .split_once(':')
+        .is_some_and(|(head, _)| TABLES.iter().any(|t| t.key() == head));
+    if anchored {
+        id.starts_with(pattern)
+    } else {
+        id.contains(pattern)
+    }
+}
+
+/// The route groups that `--only` can reach when every pattern names a
+/// table (`--only pg: --only redis:`): peers without one of them have no
+/// row to measure, so they need not be installed. `None`: any group.
+pub fn only_groups(only: &[String]) -> Option<Vec<Group>> {
+    if only.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for o in only {
+        let (head, _) = o.split_once(':')?;
+        let table = TABLES.iter().find(|t| t.key() == head)?;
+        out.extend(table.groups().iter().copied());
+    }
+    out.dedup();
+    Some(out)
+}
+
 /// Every measurement `--only` selects (each pattern a substring of the
-/// measurement's id; none = all). The baseline's Hello rows are always
+/// measurement's id, a table's from its start; none = all). The baseline's Hello rows are always
 /// kept: every CPU ratio divides by them; so is its row of any other
 /// workload that is measured.
 pub fn measurements(servers: &[ServerDef], connections: u32, only: &[String]) -> Vec<Measurement> {
@@ -241,7 +306,7 @@ pub fn measurements(servers: &[ServerDef], connections: u32, only: &[String]) ->
         .iter()
         .map(|m| {
             let id = m.id(servers);
-            only.is_empty() || only.iter().any(|o| id.contains(o.as_str()))
+            only.is_empty() || only.iter().any(|o| only_matches(&id, o))
         })
         .collect();
     let measured = |m: &Measurement| {
@@ -285,6 +350,7 @@ mod tests {
             version: vec![],
             size: vec![],
             note: None,
+            pool: Vec::new(),
         }
     }
 
@@ -292,6 +358,9 @@ mod tests {
         let c = cfg();
         let mut s = cove_servers(&c);
         let dir = Path::new("/tmp/peers");
+        let mut go = peer("go-pgx", vec![Group::Pg, Group::Redis], true);
+        go.pool = vec![(Group::Pg, "pgxpool MaxConns 10".into())];
+        s.extend(peer_servers(&c, &go, dir));
         s.extend(peer_servers(
             &c,
             &peer("bun", vec![Group::Http, Group::Sqlite], true),
@@ -321,12 +390,18 @@ mod tests {
                 "cove-js-2w",
                 "cove-lua-tpl",
                 "cove-js-tpl",
+                "cove-lua-pg",
+                "cove-lua-pg-2w",
+                "cove-js-pg",
+                "cove-js-pg-2w",
+                "go-pgx",
+                "go-pgx-2w",
                 "bun",
                 "bun-2w",
                 "deno"
             ]
         );
-        let bun2 = &s[10];
+        let bun2 = &s[16];
         assert_eq!(bun2.launch.cores, "0,1");
         assert!(bun2.launch.env.contains(&("WORKERS".into(), "2".into())));
         assert_eq!(bun2.launch.program, PathBuf::from("/tmp/peers/bun/./run"));
@@ -404,6 +479,91 @@ mod tests {
             assert!(lua.iter().all(|id| has(id)), "{table}: {lua:?}");
         }
         assert!(has("sweep:cove-js:hello@200"));
+        // The database tables: Cove's pg app and the database peers, one
+        // and two workers, and nothing else.
+        for id in [
+            "pg:cove-lua-pg:read@50",
+            "pg:cove-lua-pg-2w:write@50",
+            "pg:cove-js-pg:read@50",
+            "pg:go-pgx:read@50",
+            "pg:go-pgx-2w:write@50",
+            "redis:cove-lua-pg:get-incr@50",
+            "redis:go-pgx-2w:get-incr@50",
+        ] {
+            assert!(has(id), "{id}: {ids:?}");
+        }
+        let db: Vec<&String> = ids
+            .iter()
+            .filter(|i| i.starts_with("pg:") || i.starts_with("redis:"))
+            .collect();
+        assert_eq!(db.len(), 6 * 3, "{db:?}");
+        assert!(ids
+            .iter()
+            .filter(|i| i.contains("-pg:") || i.contains("-pg-2w:") || i.contains(":go-pgx"))
+            .all(|i| i.starts_with("pg:") || i.starts_with("redis:")));
+    }
+
+    #[test]
+    fn table_patterns_match_from_the_start() {
+        assert!(only_matches("pg:cove-lua-pg:read@50", "pg:"));
+        assert!(!only_matches("redis:cove-lua-pg:get-incr@50", "pg:"));
+        assert!(!only_matches("pg:node-pg:read@50", "redis:"));
+        assert!(only_matches(
+            "redis:cove-lua-pg:get-incr@50",
+            ":cove-lua-pg:"
+        ));
+        assert!(only_matches("hello:bun:json@50", "hello:"));
+        assert!(only_matches("sweep:bun:hello@200", "@200"));
+        assert!(!only_matches("sweep:bun:hello@200", "hello:"));
+    }
+
+    #[test]
+    fn table_patterns_limit_the_peers_to_install() {
+        let only = |v: &[&str]| only_groups(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            only(&["pg:", "redis:"]),
+            Some(vec![Group::Pg, Group::Redis])
+        );
+        assert_eq!(
+            only(&["hull-http:cove-lua:"]),
+            Some(vec![Group::Http, Group::Sqlite])
+        );
+        assert_eq!(only(&["pg:", ":bun:"]), None);
+        assert_eq!(only(&["@200"]), None);
+        assert_eq!(only(&[]), None);
+    }
+
+    #[test]
+    fn cove_pg_app_runs_with_one_and_two_workers() {
+        let s = servers();
+        let find = |key: &str| s.iter().find(|d| d.key == key).unwrap();
+        for (key, workers, app) in [
+            ("cove-lua-pg", 1, "bench/apps/pg/app.lua"),
+            ("cove-lua-pg-2w", 2, "bench/apps/pg/app.lua"),
+            ("cove-js-pg-2w", 2, "bench/apps/pg/app.js"),
+        ] {
+            let d = find(key);
+            assert_eq!(d.workers, workers, "{key}");
+            assert_eq!(d.kind, Kind::Cove);
+            assert!(d
+                .launch
+                .args
+                .last()
+                .unwrap()
+                .to_string_lossy()
+                .ends_with(app));
+            assert_eq!(d.pool[0], (Group::Pg, COVE_PG_POOL.to_string()));
+            assert_eq!(d.groups, [Group::Pg, Group::Redis]);
+        }
+        assert_eq!(find("cove-js-pg").label, "Cove (JS)");
+        assert_eq!(find("go-pgx").pool[0].1, "pgxpool MaxConns 10");
+        assert!(find("cove-lua").pool.is_empty());
+        let m = measurements(&s, 50, &["pg:".to_string()]);
+        let ids: Vec<String> = m.iter().map(|m| m.id(&s)).collect();
+        assert!(ids
+            .iter()
+            .all(|i| i.starts_with("pg:") || i.starts_with("hello:cove-baseline:")));
+        assert_eq!(ids.iter().filter(|i| i.starts_with("pg:")).count(), 12);
     }
 
     #[test]

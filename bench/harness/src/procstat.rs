@@ -130,6 +130,61 @@ pub fn parse_status_rss(text: &str) -> (u64, u64) {
     (kib("VmRSS:"), kib("VmHWM:"))
 }
 
+/// Inodes of the TCP sockets in LISTEN state on `port`, from the text of
+/// /proc/net/tcp or /proc/net/tcp6.
+pub fn parse_listen_inodes(text: &str, port: u16) -> Vec<u64> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let local_port = f.get(1)?.rsplit_once(':')?.1;
+            let listening = *f.get(3)? == "0A";
+            let matches = u16::from_str_radix(local_port, 16).ok()? == port;
+            (listening && matches).then(|| f.get(9)?.parse().ok())?
+        })
+        .collect()
+}
+
+/// The processes holding a socket that listens on TCP `port` (any address).
+pub fn listener_pids(port: u16) -> Vec<u32> {
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        if let Ok(text) = std::fs::read_to_string(table) {
+            inodes.extend(parse_listen_inodes(&text, port));
+        }
+    }
+    let wanted: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in procs.filter_map(|e| e.ok()) {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(e.path().join("fd")) else {
+            continue;
+        };
+        let holds = fds.filter_map(|f| f.ok()).any(|f| {
+            std::fs::read_link(f.path())
+                .is_ok_and(|l| wanted.iter().any(|w| l.as_os_str() == w.as_str()))
+        });
+        if holds {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The process that listens on `port` and whose parent does not (the
+/// postmaster rather than a backend that inherited the socket).
+pub fn listener_root(port: u16) -> Option<u32> {
+    let pids = listener_pids(port);
+    pids.iter()
+        .copied()
+        .find(|p| read_pid(&p.to_string()).is_ok_and(|s| !pids.contains(&s.ppid)))
+}
+
 /// Machine-wide ticks from the first (`cpu `) line of /proc/stat.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuTotals {
@@ -245,6 +300,30 @@ mod tests {
         let me = std::process::id();
         assert_eq!(tree(me)[0], me);
         assert!(tree_rss_kib(me).0 > 0);
+    }
+
+    #[test]
+    fn listening_sockets_by_port() {
+        let text = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+           0: 0100007F:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   109        0 23456 1 0000000000000000 100 0 0 10 0\n\
+           1: 0100007F:1538 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000   109        0 23999 1 0000000000000000 20 4 30 10 -1\n\
+           2: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1111 1 0000000000000000 100 0 0 10 0\n";
+        // 0x1538 = 5432: the listener only, not the connection on the same port.
+        assert_eq!(parse_listen_inodes(text, 5432), [23456]);
+        assert_eq!(parse_listen_inodes(text, 22), [1111]);
+        assert!(parse_listen_inodes(text, 80).is_empty());
+        assert!(parse_listen_inodes("", 22).is_empty());
+    }
+
+    #[test]
+    fn finds_the_process_listening_on_a_port() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let me = std::process::id();
+        assert!(listener_pids(port).contains(&me));
+        assert_eq!(listener_root(port), Some(me));
+        drop(l);
+        assert_eq!(listener_root(port), None);
     }
 
     #[test]

@@ -83,7 +83,7 @@ fn header(cfg: &Config, m: &Machine) -> String {
          just before, elsewhere its `/hello` for text routes, its JSON route for the rest. Speed factor = req/s ÷ the \
          slowest server's req/s in the same table. Medians with (min–max) over rounds; p50/p99 are medians of \
          the per-round wrk percentiles. A run during which other processes used more than {noise:.0}% of a \
-         core is redone.\n\n",
+         core is redone{redo}.\n\n",
         core = cfg.server_core,
         wrk = cfg.wrk_core,
         c = cfg.connections,
@@ -92,6 +92,11 @@ fn header(cfg: &Config, m: &Machine) -> String {
         secs = cfg.seconds,
         quick = if cfg.quick { " (`--quick`)" } else { "" },
         noise = cfg.noise_pct,
+        redo = if cfg.redos == 1 {
+            String::new()
+        } else {
+            format!(" (up to {} times; the last run is kept)", cfg.redos)
+        },
     );
     out
 }
@@ -159,6 +164,84 @@ fn workload_table(run: &Run, table: Table, w: &Workload, chart: &str) -> String 
             out += &format!(" {} |", s.rows_per_s.map_or("–".into(), thousands));
         }
         out += "\n";
+    }
+    out + "\n"
+}
+
+/// `12.3 (11.9–13.0)`, or `–`.
+fn cpu_cell(q: Option<crate::stats::Summary>) -> String {
+    q.map_or("–".into(), |q| {
+        format!("{:.1} ({:.1}–{:.1})", q.median, q.min, q.max)
+    })
+}
+
+/// What the `pg` and `redis` sections say first: the server, the pinning and
+/// how the database's CPU is counted.
+fn database_intro(run: &Run, table: Table) -> String {
+    let mut out = String::new();
+    for (t, text) in &run.databases {
+        if *t == table {
+            out += &format!("Every contender talks to the same {text}. ");
+        }
+    }
+    out += "Single-worker rows: the app server alone on its core, wrk and the database server \
+            together on the other; two-worker rows: the app server on both cores. \
+            **app CPU-µs/req** is the app server's process tree, as in the other tables; \
+            **DB CPU-µs/req** is Δ(utime+stime) of the database server's whole process tree over \
+            the same wrk run ÷ the requests wrk counted (PostgreSQL: the postmaster, every \
+            backend — a backend that exits is counted through the postmaster's cutime/cstime — \
+            and its background processes; Redis: redis-server with its threads): what this \
+            contender's requests cost the database, on the core it shares with wrk. **app + DB** \
+            is their sum per round (median). **connections**: what each server process holds \
+            to the database (a two-worker row holds it twice, but Go's one pool).";
+    if table == Table::Pg {
+        out += " Cove opens up to four connections per worker (a new one only while every \
+                open one is busy) and pipelines the waiting requests' statements on them; the peers get pools of 10, the default of node-postgres, \
+                postgres.js and Bun.SQL (pgxpool's MaxConns set to match), 50 wrk connections \
+                sharing them. Every contender prepares each statement once per connection.";
+    }
+    if table == Table::Redis {
+        out += " Cove's kv store keeps typed values (`greeting` is stored as `shello` under \
+                `cove:kv:greeting`) and `kv.incr` runs one EVALSHA of a three-command script \
+                (for the TTL; `SET NX` only when a TTL is given, then `INCRBY` and `GET`), where \
+                the peers send `GET` and `INCR`.";
+    }
+    out + "\n\n"
+}
+
+/// A `pg` or `redis` workload: the app's and the database's CPU side by side.
+fn database_table(run: &Run, table: Table, w: &Workload, chart: &str) -> String {
+    let cells = group(run, table, w, None);
+    if cells.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("### `{}`\n\n![{}]({chart})\n\n", w.label(), w.label());
+    out += "| server | connections | req/s median (min–max) | speed factor | p50 | p99 | app CPU-µs/req | DB CPU-µs/req | app + DB |\n";
+    out += "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    let factors = speed_factors(
+        &cells
+            .iter()
+            .map(|(_, s)| s.rps.map(|q| q.median))
+            .collect::<Vec<_>>(),
+    );
+    for ((c, s), f) in cells.iter().zip(factors) {
+        let server = &run.servers[c.m.server];
+        out += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            server_name(server),
+            server
+                .pool
+                .iter()
+                .find(|(g, _)| table.groups().contains(g))
+                .map_or("–", |(_, p)| p.as_str()),
+            rps_cell(s),
+            f.map_or("–".into(), |f| format!("{f:.2}×")),
+            ms(s.p50_ms),
+            ms(s.p99_ms),
+            cpu_cell(s.cpu_us),
+            cpu_cell(s.db_cpu_us),
+            cpu_cell(s.total_cpu_us),
+        );
     }
     out + "\n"
 }
@@ -336,6 +419,13 @@ pub fn markdown(cfg: &Config, m: &Machine, run: &Run) -> String {
         if *table == Table::Templates {
             out += &templates_overview(run);
         }
+        if table.has_database_server() {
+            out += &database_intro(run, *table);
+            for w in table.workloads() {
+                out += &database_table(run, *table, w, &chart_name(*table, w));
+            }
+            continue;
+        }
         for w in table.workloads() {
             out += &workload_table(run, *table, w, &chart_name(*table, w));
         }
@@ -376,9 +466,14 @@ fn notes(cfg: &Config, run: &Run) -> Vec<String> {
         };
         if !c.discarded.is_empty() {
             notes.push(format!(
-                "{id}: other processes used more than {:.0}% of a core in round(s) {}; each was redone once",
+                "{id}: other processes used more than {:.0}% of a core in round(s) {}; each was redone {}",
                 cfg.noise_pct,
-                rounds(c.discarded.iter().collect())
+                rounds(c.discarded.iter().collect()),
+                if cfg.redos == 1 {
+                    "once".to_string()
+                } else {
+                    format!("(up to {} times)", cfg.redos)
+                }
             ));
         }
         let noisy: Vec<_> = c

@@ -23,6 +23,7 @@ fn sample_json(s: &Sample) -> Value {
         "latency_percentiles_ms": pct, "non_2xx": s.wrk.non_2xx,
         "socket_errors": {"connect": e.connect, "read": e.read, "write": e.write, "timeout": e.timeout},
         "server_cpu_ticks": s.server_ticks, "cpu_us_per_req": s.cpu_us_per_req,
+        "db_cpu_ticks": s.db_ticks, "db_cpu_us_per_req": s.db_cpu_us_per_req,
         "other_cpu_pct_of_core": s.other_cpu_pct, "wall_s": s.wall_s,
     })
 }
@@ -43,6 +44,7 @@ pub fn json(cfg: &Config, m: &Machine, run: &Run) -> Value {
             json!({
                 "key": s.key, "label": s.label, "workers": s.workers, "version": s.version,
                 "size_bytes": s.size, "note": s.note,
+                "pool": s.pool.iter().map(|(g, p)| (format!("{g:?}").to_lowercase(), json!(p))).collect::<serde_json::Map<_, _>>(),
                 "idle_rss_kib": mem.map(|m| m.idle_kib), "peak_rss_kib": mem.map(|m| m.peak_kib),
             })
         })
@@ -60,6 +62,8 @@ pub fn json(cfg: &Config, m: &Machine, run: &Run) -> Value {
                     "cpu_us_per_req": summary_json(s.cpu_us), "cpu_ratio_vs_baseline": summary_json(s.ratio),
                     "reference": c.m.table.reference(), "cpu_ratio_vs_reference": summary_json(s.ref_ratio),
                     "rows_per_sec": s.rows_per_s, "errors": s.errors,
+                    "db_cpu_us_per_req": summary_json(s.db_cpu_us),
+                    "app_plus_db_cpu_us_per_req": summary_json(s.total_cpu_us),
                 },
                 "rounds": c.samples.iter().map(sample_json).collect::<Vec<_>>(),
                 "discarded": c.discarded.iter().map(sample_json).collect::<Vec<_>>(),
@@ -83,12 +87,13 @@ pub fn json(cfg: &Config, m: &Machine, run: &Run) -> Value {
         "config": {
             "rounds": cfg.rounds, "seconds": cfg.seconds, "warmup_s": cfg.warmup,
             "connections": cfg.connections, "wrk_threads": 1, "server_core": cfg.server_core,
-            "wrk_core": cfg.wrk_core, "noise_pct_of_core": cfg.noise_pct,
+            "wrk_core": cfg.wrk_core, "noise_pct_of_core": cfg.noise_pct, "redos": cfg.redos,
             "quick": cfg.quick, "only": cfg.only,
         },
         "targets": targets,
         "servers": servers,
         "cells": cells,
+        "databases": run.databases.iter().map(|(t, d)| json!({"table": t.key(), "server": d})).collect::<Vec<_>>(),
         "skipped": run.skipped.iter().map(|(w, why)| json!({"what": w, "why": why})).collect::<Vec<_>>(),
     })
 }

@@ -33,6 +33,8 @@ fn sample(round: usize, rps: f64, cpu: f64) -> Sample {
         },
         server_ticks: 200,
         cpu_us_per_req: cpu,
+        db_ticks: None,
+        db_cpu_us_per_req: None,
         other_cpu_pct: 1.0,
         wall_s: 2.1,
     }
@@ -53,8 +55,9 @@ fn cell(table: Table, server: usize, w: &str, samples: Vec<Sample>) -> Cell {
 
 /// Servers: 0 baseline, 1 cove-lua, 2 cove-lua-nogroup, 3 cove-lua-2w,
 /// 4 cove-js, 5 cove-js-nogroup, 6 cove-js-2w, 7 cove-lua-tpl,
-/// 8 cove-js-tpl, 9 bun, 10 bun-2w.
-const BUN: usize = 9;
+/// 8 cove-js-tpl, 9 cove-lua-pg, 10 cove-lua-pg-2w, 11 cove-js-pg,
+/// 12 cove-js-pg-2w, 13 bun, 14 bun-2w.
+const BUN: usize = 13;
 fn run() -> Run {
     let c = cfg();
     let mut servers = cove_servers(&c);
@@ -69,6 +72,7 @@ fn run() -> Run {
         version: vec![],
         size: vec![],
         note: Some("from npm".into()),
+        pool: vec![],
     };
     servers.extend(peer_servers(&c, &bun, std::path::Path::new("/tmp")));
     let mut noisy = sample(2, 50_000.0, 30.0);
@@ -128,6 +132,7 @@ fn run() -> Run {
         memory,
         skipped: vec![("deno".into(), "install failed: npm error 404".into())],
         background_pct: Some(2.0),
+        databases: vec![],
     }
 }
 
@@ -357,4 +362,182 @@ fn hull_routes_divide_by_the_raw_server_beside_them() {
     assert!((ratio(1, "insert") - 2.0).abs() < 1e-9);
     let md = markdown(&cfg(), &Machine::default(), &r);
     assert!(md.contains("in Hull's HTTP table the same request to it"));
+}
+
+/// A sample of a `pg` or `redis` row: the app's and the database's CPU.
+fn db_sample(round: usize, rps: f64, cpu: f64, db: f64) -> Sample {
+    let mut s = sample(round, rps, cpu);
+    s.db_ticks = Some(100);
+    s.db_cpu_us_per_req = Some(db);
+    s
+}
+
+/// Servers of `run()` plus 15 go-pgx and 16 go-pgx-2w; the pg read and
+/// the redis workload measured over two rounds.
+const GO: usize = 15;
+fn with_databases() -> Run {
+    let mut r = run();
+    let go = PeerSpec {
+        name: "go-pgx".into(),
+        label: "Go net/http + pgx".into(),
+        folder: "go".into(),
+        groups: vec![Group::Pg, Group::Redis],
+        cmd: vec!["./gopeer".into()],
+        env: vec![],
+        workers_env: Some("WORKERS".into()),
+        version: vec![],
+        size: vec![],
+        note: None,
+        pool: vec![
+            (Group::Pg, "pgxpool MaxConns 10".into()),
+            (Group::Redis, "go-redis PoolSize 10".into()),
+        ],
+    };
+    r.servers
+        .extend(peer_servers(&cfg(), &go, std::path::Path::new("/tmp")));
+    r.databases = vec![(Table::Pg, "PostgreSQL 15.14: a private cluster".into())];
+    let rows = [
+        // (server, [rps, app cpu, db cpu] per round)
+        (9, [[30_000.0, 20.0, 30.0], [32_000.0, 22.0, 28.0]]),
+        (11, [[24_000.0, 30.0, 31.0], [26_000.0, 28.0, 29.0]]),
+        (GO, [[25_000.0, 25.0, 40.0], [27_000.0, 27.0, 38.0]]),
+        (GO + 1, [[40_000.0, 26.0, 40.0], [42_000.0, 26.0, 40.0]]),
+    ];
+    for (server, rounds) in rows {
+        let samples: Vec<Sample> = rounds
+            .iter()
+            .enumerate()
+            .map(|(i, [rps, cpu, db])| db_sample(i + 1, *rps, *cpu, *db))
+            .collect();
+        let mut c = cell(Table::Pg, server, "read", samples.clone());
+        c.m.workload = crate::workloads::workload_in(Group::Pg, "read").unwrap();
+        r.cells.push(c);
+        r.cells
+            .push(cell(Table::Redis, server, "get-incr", samples));
+    }
+    r
+}
+
+#[test]
+fn database_tables_show_the_database_cpu() {
+    let r = with_databases();
+    let md = markdown(&cfg(), &Machine::default(), &r);
+    assert!(
+        md.contains("## 8. PostgreSQL: one-row SELECT and INSERT"),
+        "{md}"
+    );
+    assert!(md.contains("## 9. Redis: GET + INCR"), "{md}");
+    assert!(md.contains("Every contender talks to the same PostgreSQL 15.14: a private cluster."));
+    assert!(
+        md.contains(
+            "### `GET /pg/read?id={1..10000}`\n\n![GET /pg/read?id={1..10000}](pg-read.svg)"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("| server | connections | req/s median (min–max) | speed factor | p50 | p99 | app CPU-µs/req | DB CPU-µs/req | app + DB |"));
+    // Fastest first: the two-worker Go row, then Cove Lua; app + DB is the
+    // per-round sum (50 and 50 → 50.0).
+    let go2 = md.find(
+        "| Go net/http + pgx (2 workers) | pgxpool MaxConns 10 | 41,000 (40,000–42,000) | 1.64× |",
+    );
+    let lua = md.find(&format!("| **Cove (Lua)** | {} | 31,000 (30,000–32,000) | 1.24× | 0.40 ms | 2.50 ms | 21.0 (20.0–22.0) | 29.0 (28.0–30.0) | 50.0 (50.0–50.0) |", crate::plan::COVE_PG_POOL));
+    assert!(go2.is_some() && lua.is_some() && go2 < lua, "{md}");
+    // The Redis section says how Cove's INCR differs.
+    assert!(md.contains("EVALSHA"));
+    // The other tables keep their columns.
+    assert!(!md.contains(
+        "| server | connections | req/s median (min–max) | speed factor | p50 | p99 | CPU-µs/req"
+    ));
+}
+
+#[test]
+fn database_targets_compare_with_the_fastest_single_worker_peer() {
+    let r = with_databases();
+    let md = markdown(&cfg(), &Machine::default(), &r);
+    // Go's one-worker row (26,000 req/s, 26 µs) is the fastest peer; its
+    // two-worker row is not a rival.
+    assert!(
+        md.contains("| Cove Lua `GET /pg/read?id=` (pg) req/s ≥ the fastest peer's (one worker each) | 1.19× (31,000 vs 26,000 go-pgx) | pass |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Cove Lua `GET /pg/read?id=` (pg) app CPU/request ≤ the fastest peer's | 0.81× (21.0 vs 26.0 µs go-pgx) | pass |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Cove JS `GET /pg/read?id=` (pg) req/s ≥ the fastest peer's (one worker each) | 0.96× (25,000 vs 26,000 go-pgx) | **miss** |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Cove JS `GET /pg/read?id=` (pg) app CPU/request ≤ the fastest peer's | 1.12× (29.0 vs 26.0 µs go-pgx) | **miss** |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| Cove Lua `GET /redis` (redis) req/s ≥ the fastest peer's (one worker each) | 1.19× "
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Cove Lua `POST /pg/write` (pg) req/s ≥ the fastest peer's (one worker each) | – | not measured |"),
+        "{md}"
+    );
+    let v = crate::report_json::json(&cfg(), &Machine::default(), &r);
+    let read = v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "pg:cove-lua-pg:read@50")
+        .unwrap();
+    assert_eq!(read["summary"]["db_cpu_us_per_req"]["median"], 29.0);
+    assert_eq!(read["summary"]["app_plus_db_cpu_us_per_req"]["max"], 50.0);
+    assert_eq!(read["rounds"][0]["db_cpu_us_per_req"], 30.0);
+    assert_eq!(v["databases"][0]["table"], "pg");
+    let go = v["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "go-pgx")
+        .unwrap();
+    assert_eq!(go["pool"]["pg"], "pgxpool MaxConns 10");
+    assert_eq!(go["pool"]["redis"], "go-redis PoolSize 10");
+    // The Redis table shows the Redis connections.
+    assert!(
+        md.contains("| Go net/http + pgx | go-redis PoolSize 10 |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn database_charts() {
+    let r = with_databases();
+    let dir = std::env::temp_dir().join(format!("cove-bench-db-charts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    crate::charts::write_all(&r, &dir).unwrap();
+    let read = std::fs::read_to_string(dir.join("pg-read.svg"));
+    let redis = dir.join("redis-get-incr.svg").is_file();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(read.unwrap().contains("Cove (Lua)"));
+    assert!(redis);
+}
+
+#[test]
+fn noisy_runs_redone_several_times() {
+    let mut c = cfg();
+    c.redos = 3;
+    let mut r = run();
+    let mut noisy = sample(1, 1000.0, 50.0);
+    noisy.other_cpu_pct = 60.0;
+    r.cells[1].discarded = vec![noisy.clone(), noisy];
+    let md = markdown(&c, &Machine::default(), &r);
+    assert!(
+        md.contains("core is redone (up to 3 times; the last run is kept)."),
+        "{md}"
+    );
+    assert!(
+        md.contains("hello:cove-lua:json@50: other processes used more than 10% of a core in round(s) 1 (60%), 1 (60%); each was redone (up to 3 times)"),
+        "{md}"
+    );
+    let once = markdown(&cfg(), &Machine::default(), &r);
+    assert!(once.contains("each was redone once"));
 }

@@ -63,6 +63,7 @@ pub fn install_signal_handler() -> Result<()> {
     ctrlc::set_handler(|| {
         let pids: Vec<u32> = TRACKED.lock().unwrap_or_else(|e| e.into_inner()).clone();
         kill_groups(&pids);
+        crate::services::stop_all();
         remove_scratch();
         eprintln!(
             "\ncove-bench: interrupted; killed {} process group(s)",

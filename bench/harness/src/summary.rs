@@ -20,6 +20,10 @@ pub struct CellSummary {
     pub ref_ratio: Option<Summary>,
     /// Database rows written + read per second.
     pub rows_per_s: Option<f64>,
+    /// The database server's CPU-µs per request (`pg`, `redis` tables).
+    pub db_cpu_us: Option<Summary>,
+    /// Per round, the app's plus the database server's CPU-µs per request.
+    pub total_cpu_us: Option<Summary>,
     /// Socket errors, and non-2xx responses where none are expected.
     pub errors: u64,
 }
@@ -99,6 +103,10 @@ pub fn summarize_cell(run: &Run, cell: &Cell) -> CellSummary {
             .rows
             .zip(rps)
             .map(|(n, q)| n as f64 * q.median),
+        db_cpu_us: summarize(&series(s, |x| x.db_cpu_us_per_req)),
+        total_cpu_us: summarize(&series(s, |x| {
+            x.db_cpu_us_per_req.map(|d| d + x.cpu_us_per_req)
+        })),
         errors,
     }
 }

@@ -97,6 +97,84 @@ fn best_peer(run: &Run, workload: &str) -> Option<(String, f64)> {
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// The single-worker peer with the most req/s on a table's workload, with
+/// its numbers.
+fn fastest_peer(run: &Run, table: Table, workload: &str) -> Option<(String, CellSummary)> {
+    run.cells
+        .iter()
+        .filter(|c| c.m.table == table && c.m.workload.name == workload)
+        .filter(|c| {
+            let s = &run.servers[c.m.server];
+            s.kind == Kind::Peer && s.workers == 1
+        })
+        .map(|c| (run.servers[c.m.server].key.clone(), summarize_cell(run, c)))
+        .filter(|(_, s)| s.rps.is_some())
+        .max_by(|a, b| {
+            let r = |s: &CellSummary| s.rps.map_or(0.0, |q| q.median);
+            r(&a.1).total_cmp(&r(&b.1))
+        })
+}
+
+/// The `pg` and `redis` tables' targets, per Cove runtime and workload:
+/// req/s ≥ the fastest single-worker peer's, and app CPU/request ≤ that
+/// peer's, both as ratios (reported, not asserted).
+fn database_targets(run: &Run) -> Vec<Target> {
+    let mut out = Vec::new();
+    for (table, workload) in [
+        (Table::Pg, "read"),
+        (Table::Pg, "write"),
+        (Table::Redis, "get-incr"),
+    ] {
+        let label = crate::workloads::workload_in(table.groups()[0], workload)
+            .map_or(workload.to_string(), |w| format!("{} {}", w.method, w.path));
+        for (server, name) in [("cove-lua-pg", "Lua"), ("cove-js-pg", "JS")] {
+            let cove = summary(run, table, server, workload);
+            let best = fastest_peer(run, table, workload);
+            let what = format!(
+                "Cove {name} `{label}` ({}) req/s ≥ the fastest peer's (one worker each)",
+                table.key()
+            );
+            out.push(match (cove.as_ref().and_then(|s| s.rps), &best) {
+                (Some(c), Some((peer, b))) => {
+                    let b = b.rps.map_or(f64::NAN, |q| q.median);
+                    Target {
+                        what,
+                        measured: format!(
+                            "{:.2}× ({} vs {} {peer})",
+                            c.median / b,
+                            thousands(c.median),
+                            thousands(b)
+                        ),
+                        verdict: verdict(c.median >= b),
+                    }
+                }
+                _ => not_run(what),
+            });
+            let what = format!(
+                "Cove {name} `{label}` ({}) app CPU/request ≤ the fastest peer's",
+                table.key()
+            );
+            out.push(match (cove.as_ref().and_then(|s| s.cpu_us), &best) {
+                (Some(c), Some((peer, b))) if b.cpu_us.is_some() => {
+                    let b = b.cpu_us.map_or(f64::NAN, |q| q.median);
+                    Target {
+                        what,
+                        measured: format!(
+                            "{:.2}× ({:.1} vs {:.1} µs {peer})",
+                            c.median / b,
+                            c.median,
+                            b
+                        ),
+                        verdict: verdict(c.median <= b),
+                    }
+                }
+                _ => not_run(what),
+            });
+        }
+    }
+    out
+}
+
 pub fn evaluate(run: &Run) -> Vec<Target> {
     let mut out = vec![
         ratio_target(run, LUA, Table::Hello, "json", 1.15),
@@ -185,5 +263,6 @@ pub fn evaluate(run: &Run) -> Vec<Target> {
             },
         );
     }
+    out.extend(database_targets(run));
     out
 }

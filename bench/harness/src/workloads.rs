@@ -10,6 +10,11 @@ pub enum Group {
     Sqlite,
     /// Hull's template table: Cove's template app only (no peer has it).
     Templates,
+    /// PostgreSQL routes (`/pg/read`, `/pg/write`): Cove's pg app and the
+    /// PostgreSQL peers, all on the one server the harness starts.
+    Pg,
+    /// `GET /redis`: one GET and one INCR on the harness's Redis server.
+    Redis,
 }
 
 impl Group {
@@ -18,6 +23,8 @@ impl Group {
             "http" => Some(Group::Http),
             "sqlite" => Some(Group::Sqlite),
             "templates" => Some(Group::Templates),
+            "pg" => Some(Group::Pg),
+            "redis" => Some(Group::Redis),
             _ => None,
         }
     }
@@ -40,9 +47,13 @@ pub enum Table {
     Multi,
     /// Hull's template table (bench/apps/templates), Cove only.
     Templates,
+    /// One-row SELECT by primary key and one INSERT on a local PostgreSQL.
+    Pg,
+    /// One GET + one INCR on a local Redis.
+    Redis,
 }
 
-pub const TABLES: [Table; 7] = [
+pub const TABLES: [Table; 9] = [
     Table::Hello,
     Table::Routing,
     Table::HullHttp,
@@ -50,6 +61,8 @@ pub const TABLES: [Table; 7] = [
     Table::Sweep,
     Table::Multi,
     Table::Templates,
+    Table::Pg,
+    Table::Redis,
 ];
 
 impl Table {
@@ -62,6 +75,8 @@ impl Table {
             Table::Sweep => "sweep",
             Table::Multi => "multi",
             Table::Templates => "templates",
+            Table::Pg => "pg",
+            Table::Redis => "redis",
         }
     }
 
@@ -74,7 +89,27 @@ impl Table {
             Table::Sweep => "Concurrency sweep on /hello (one worker each)",
             Table::Multi => "Multi-worker /json (two workers or processes)",
             Table::Templates => "Hull's template table (Cove only, one worker each)",
+            Table::Pg => "PostgreSQL: one-row SELECT and INSERT (one local server shared by all)",
+            Table::Redis => "Redis: GET + INCR (one local server shared by all)",
         }
+    }
+
+    /// The route groups whose workloads the table runs (workload names are
+    /// unique within a group: the `pg` table has its own `read` and `write`).
+    pub fn groups(self) -> &'static [Group] {
+        match self {
+            Table::Hello | Table::Routing | Table::Sweep | Table::Multi => &[Group::Http],
+            Table::HullHttp => &[Group::Http, Group::Sqlite],
+            Table::Sqlite => &[Group::Sqlite],
+            Table::Templates => &[Group::Templates],
+            Table::Pg => &[Group::Pg],
+            Table::Redis => &[Group::Redis],
+        }
+    }
+
+    /// Tables whose rows also show the database server's CPU per request.
+    pub fn has_database_server(self) -> bool {
+        matches!(self, Table::Pg | Table::Redis)
     }
 
     /// The workloads of the table.
@@ -94,8 +129,18 @@ impl Table {
             Table::Sweep => &["hello"],
             Table::Multi => &["json"],
             Table::Templates => &["tpl-health", "tpl-simple", "tpl-loop", "tpl-full"],
+            Table::Pg => &["read", "write"],
+            Table::Redis => &["get-incr"],
         };
-        names.iter().filter_map(|n| workload(n)).collect()
+        let groups = self.groups();
+        names
+            .iter()
+            .filter_map(|n| {
+                WORKLOADS
+                    .iter()
+                    .find(|w| w.name == *n && groups.contains(&w.group))
+            })
+            .collect()
     }
 
     /// The workload every other row of the table is also compared with,
@@ -134,16 +179,29 @@ pub struct Workload {
     pub rows: Option<u32>,
     /// Compared with the baseline's text route rather than its JSON route.
     pub text: bool,
+    /// `path` ends with `=`: each measured request appends a random id in
+    /// 1..=ids (a wrk script), the check appends [`CHECK_ID`].
+    pub ids: Option<u32>,
 }
 
 impl Workload {
     /// `GET /hello`, `POST /echo`, or the routing mix's paths.
     pub fn label(&self) -> String {
-        if self.rotate.is_empty() {
+        if let Some(n) = self.ids {
+            format!("{} {}{{1..{n}}}", self.method, self.path)
+        } else if self.rotate.is_empty() {
             format!("{} {}", self.method, self.path)
         } else {
             let paths: Vec<&str> = self.rotate.iter().map(|(p, _, _)| *p).collect();
             format!("GET {}", paths.join(", "))
+        }
+    }
+
+    /// The path the harness checks before measuring.
+    pub fn check_path(&self) -> String {
+        match self.ids {
+            Some(_) => format!("{}{CHECK_ID}", self.path),
+            None => self.path.to_string(),
         }
     }
 
@@ -156,6 +214,12 @@ impl Workload {
 }
 
 pub const POST_BODY: &str = r#"{"message":"hello","value":42}"#;
+
+/// The id the check of a random-id workload asks for.
+pub const CHECK_ID: u32 = 42;
+
+/// Rows in `bench_items`, the `pg` table's read target.
+pub const PG_ITEMS: u32 = 10_000;
 
 const fn get(
     name: &'static str,
@@ -173,6 +237,7 @@ const fn get(
         rotate: &[],
         rows: None,
         text: false,
+        ids: None,
     }
 }
 
@@ -276,14 +341,37 @@ pub const WORKLOADS: &[Workload] = &[
         Group::Templates,
         r#"<li id="item-48">ITEM 48 <i>inactive</i></li>"#,
     ),
+    // The pg and redis tables (bench/apps/pg and the peers' pg/redis groups),
+    // after the SQLite workloads so that `workload("read")` stays theirs.
+    Workload {
+        ids: Some(PG_ITEMS),
+        ..get("read", "/pg/read?id=", Group::Pg, r#""name":"item-42""#)
+    },
+    post("write", "/pg/write", Group::Pg, r#"{"id":"#),
+    get("get-incr", "/redis", Group::Redis, r#""greeting":"hello""#),
 ];
 
+/// The first workload of that name (the HTTP and SQLite ones come first).
 pub fn workload(name: &str) -> Option<&'static Workload> {
     WORKLOADS.iter().find(|w| w.name == name)
 }
 
-/// The wrk script a workload needs: a POST body or the routing rotation.
+/// The workload of that name in `group`.
+pub fn workload_in(group: Group, name: &str) -> Option<&'static Workload> {
+    WORKLOADS
+        .iter()
+        .find(|w| w.group == group && w.name == name)
+}
+
+/// The wrk script a workload needs: a POST body, the routing rotation or
+/// random ids (a fixed seed, so every server gets the same sequence).
 pub fn wrk_script(w: &Workload) -> Option<String> {
+    if let Some(n) = w.ids {
+        return Some(format!(
+            "math.randomseed(36)\nlocal prefix = {:?}\nrequest = function()\n  return wrk.format(\"{}\", prefix .. math.random(1, {n}))\nend\n",
+            w.path, w.method
+        ));
+    }
     if let Some(body) = w.body {
         return Some(format!(
             "wrk.method = \"{}\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.body = '{body}'\n",
@@ -322,10 +410,58 @@ mod tests {
         );
         assert_eq!(Table::Templates.reference(), Some("tpl-health"));
         assert_eq!(Table::Hello.reference(), None);
-        let mut names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
-        names.sort();
+        let mut names: Vec<(Group, &str)> = WORKLOADS.iter().map(|w| (w.group, w.name)).collect();
+        names.sort_by_key(|&(g, n)| (format!("{g:?}"), n));
         names.dedup();
-        assert_eq!(names.len(), WORKLOADS.len(), "workload names are unique");
+        assert_eq!(
+            names.len(),
+            WORKLOADS.len(),
+            "workload names are unique within a group"
+        );
+    }
+
+    #[test]
+    fn database_tables_have_their_own_read_and_write() {
+        let pg = Table::Pg.workloads();
+        assert_eq!(
+            pg.iter().map(|w| w.name).collect::<Vec<_>>(),
+            ["read", "write"]
+        );
+        assert!(pg.iter().all(|w| w.group == Group::Pg));
+        // The SQLite table's `read` is still the one `workload` finds.
+        assert_eq!(workload("read").unwrap().group, Group::Sqlite);
+        assert_eq!(workload_in(Group::Pg, "read").unwrap().path, "/pg/read?id=");
+        assert_eq!(
+            Table::Sqlite.workloads()[2].path,
+            "/read",
+            "{:?}",
+            Table::Sqlite.workloads()
+        );
+        let redis = Table::Redis.workloads();
+        assert_eq!(redis.len(), 1);
+        assert_eq!((redis[0].name, redis[0].path), ("get-incr", "/redis"));
+        assert!(Table::Pg.has_database_server() && Table::Redis.has_database_server());
+        assert!(!Table::Sqlite.has_database_server());
+        assert_eq!(Group::parse("pg"), Some(Group::Pg));
+        assert_eq!(Group::parse("redis"), Some(Group::Redis));
+    }
+
+    #[test]
+    fn random_ids_for_the_pg_read() {
+        let read = workload_in(Group::Pg, "read").unwrap();
+        assert_eq!(read.check_path(), "/pg/read?id=42");
+        assert_eq!(read.label(), "GET /pg/read?id={1..10000}");
+        let script = wrk_script(read).unwrap();
+        assert!(
+            script.contains(r#"local prefix = "/pg/read?id=""#),
+            "{script}"
+        );
+        assert!(script.contains("math.random(1, 10000)"), "{script}");
+        assert!(script.contains(r#"wrk.format("GET", prefix"#), "{script}");
+        let write = workload_in(Group::Pg, "write").unwrap();
+        assert_eq!(write.check_path(), "/pg/write");
+        assert!(wrk_script(write).unwrap().contains("wrk.method = \"POST\""));
+        assert_eq!(wrk_script(workload("get-incr").unwrap()), None);
     }
 
     #[test]

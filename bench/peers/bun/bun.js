@@ -1,5 +1,8 @@
-// Bun: Bun.serve with its router (`routes`), the `http` group, and the
-// `sqlite` group with bun:sqlite when DB is set (bench/peers/README.md).
+// Bun: Bun.serve with its router (`routes`), the `http` group, the
+// `sqlite` group with bun:sqlite when DB is set, the `pg` group with the
+// built-in PostgreSQL client (Bun.SQL) when PG_URL is set and the `redis`
+// group with the built-in Redis client (Bun.RedisClient) when REDIS_URL is
+// set (bench/peers/README.md).
 //
 // WORKERS=N > 1: this process serves and spawns N-1 copies of itself; all of
 // them listen with reusePort (SO_REUSEPORT), so the kernel spreads the
@@ -8,6 +11,10 @@
 const PORT = parseInt(process.env.PORT || '', 10) || 8008;
 const WORKERS = Math.max(1, parseInt(process.env.WORKERS || '1', 10) || 1);
 const DB = process.env.DB || '';
+const PG_URL = process.env.PG_URL || '';
+const REDIS_URL = process.env.REDIS_URL || '';
+// PostgreSQL connections per process (Bun.SQL's default, set explicitly).
+const PG_POOL = 10;
 const CHILD = process.env.COVE_BUN_CHILD === '1';
 
 const TEXT = { 'Content-Type': 'text/plain' };
@@ -81,6 +88,52 @@ async function sqliteRoutes(file) {
   };
 }
 
+const NOT_FOUND = () => new Response('Not Found', { status: 404, headers: TEXT });
+
+// The `id` query parameter of a `/pg/read?id=N` URL, NaN without one.
+function queryId(url) {
+  let at = url.indexOf('?id=');
+  if (at === -1) at = url.indexOf('&id=');
+  return at === -1 ? NaN : parseInt(url.slice(at + 4), 10);
+}
+
+// Bun.SQL: a pool of PG_POOL connections (idle ones kept open), tagged
+// templates become prepared statements.
+async function pgRoutes(url) {
+  const sql = new Bun.SQL(url, { max: PG_POOL, idleTimeout: 0 });
+  await sql`SELECT 1`; // connect now: a wrong URL fails at start
+  return {
+    '/pg/read': {
+      GET: async (req) => {
+        const rows = await sql`SELECT id, name, value FROM bench_items WHERE id = ${queryId(req.url)}`;
+        return rows.length ? Response.json(rows[0]) : NOT_FOUND();
+      },
+    },
+    '/pg/write': {
+      POST: async (req) => {
+        const body = await req.text();
+        const rows = await sql`INSERT INTO bench_writes (payload, ts) VALUES (${body}, ${unixNow()}) RETURNING id`;
+        return Response.json({ id: rows[0].id });
+      },
+    },
+  };
+}
+
+// Bun.RedisClient: one connection (commands in flight are pipelined on it).
+async function redisRoutes(url) {
+  const redis = new Bun.RedisClient(url);
+  await redis.set('bench:greeting', 'hello');
+  return {
+    '/redis': {
+      GET: async () => {
+        const greeting = await redis.get('bench:greeting');
+        const count = await redis.incr('bench:counter');
+        return Response.json({ count, greeting });
+      },
+    },
+  };
+}
+
 const routes = {
   '/hey': { GET: () => text('hey') },
   '/hell': { GET: () => text('hell') },
@@ -97,6 +150,8 @@ const routes = {
   },
   '/echo': { POST: async (req) => Response.json({ body: await req.text() }) },
   ...(DB ? await sqliteRoutes(DB) : {}),
+  ...(PG_URL ? await pgRoutes(PG_URL) : {}),
+  ...(REDIS_URL ? await redisRoutes(REDIS_URL) : {}),
 };
 
 Bun.serve({
@@ -107,7 +162,9 @@ Bun.serve({
   fetch: () => new Response('Not Found', { status: 404, headers: TEXT }),
   error: (err) => new Response(`Internal Server Error: ${err.message}`, { status: 500, headers: TEXT }),
 });
-console.log(`bun listening on 127.0.0.1:${PORT} (pid ${process.pid}${DB ? `, db ${DB}` : ''})`);
+const dbs = [DB && `db ${DB}`, PG_URL && 'PostgreSQL via Bun.SQL', REDIS_URL && 'Redis via Bun.RedisClient']
+  .filter(Boolean).join(', ');
+console.log(`bun listening on 127.0.0.1:${PORT} (pid ${process.pid}${dbs ? `, ${dbs}` : ''})`);
 
 if (CHILD) {
   // Stop when the first process is gone.

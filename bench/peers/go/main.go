@@ -1,5 +1,7 @@
 // Go net/http peer for Cove's benchmark (bench/peers/README.md): the `http`
-// group, and the `sqlite` group when DB is set (github.com/mattn/go-sqlite3).
+// group, the `sqlite` group when DB is set (github.com/mattn/go-sqlite3),
+// and the `pg` and `redis` groups when PG_URL / REDIS_URL are set
+// (databases.go: pgx, go-redis).
 //
 // Routing is the standard library's ServeMux with Go 1.22 method and
 // wildcard patterns. WORKERS (default 1) sets GOMAXPROCS.
@@ -353,18 +355,17 @@ func (s *store) writeBatch(ctx context.Context, body string) (int64, error) {
 	return n, tx.Commit()
 }
 
-// version prints the Go release, the driver's module version and SQLite's.
+// version prints the Go release, the drivers' module versions and SQLite's.
 func version() {
-	driver := "unknown"
+	mods := map[string]string{}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == "github.com/mattn/go-sqlite3" {
-				driver = d.Version
-			}
+			mods[d.Path] = d.Version
 		}
 	}
 	v, _, _ := sqlite3.Version()
-	fmt.Printf("%s net/http, mattn/go-sqlite3 %s (SQLite %s)\n", runtime.Version(), driver, v)
+	fmt.Printf("%s net/http, mattn/go-sqlite3 %s (SQLite %s), pgx %s, go-redis %s\n", runtime.Version(),
+		mods["github.com/mattn/go-sqlite3"], v, mods["github.com/jackc/pgx/v5"], mods["github.com/redis/go-redis/v9"])
 }
 
 func main() {
@@ -394,6 +395,21 @@ func main() {
 			log.Fatalf("go: %s: %v", dbFile, err)
 		}
 		sqliteRoutes(mux, s)
+	}
+	ctx := context.Background()
+	if pgURL := os.Getenv("PG_URL"); pgURL != "" {
+		pool, err := openPg(ctx, pgURL)
+		if err != nil {
+			log.Fatalf("go: PostgreSQL: %v", err)
+		}
+		pgRoutes(mux, pool)
+	}
+	if redisURL := os.Getenv("REDIS_URL"); redisURL != "" {
+		client, err := openRedis(ctx, redisURL)
+		if err != nil {
+			log.Fatalf("go: Redis: %v", err)
+		}
+		redisRoutes(mux, client)
 	}
 	// Anything else is a 404, also a known path with another method
 	// (ServeMux would answer 405 there).

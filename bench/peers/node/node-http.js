@@ -6,6 +6,7 @@
 const http = require('node:http');
 const { port, run } = require('./workers.js');
 const { greetName } = require('./paths.js');
+const { openDatabases, queryId } = require('./databases.js');
 
 const PORT = port(8001);
 const DB = process.env.DB || '';
@@ -24,6 +25,15 @@ function readBody(req, done) {
   req.setEncoding('utf8');
   req.on('data', (chunk) => { body += chunk; });
   req.on('end', () => done(body));
+}
+
+// Answers with the JSON of what `promise` resolves to (404 for undefined,
+// 500 with the message when it fails).
+function answer(res, promise) {
+  promise.then(
+    (value) => (value === undefined ? notFound(res) : json(res, value)),
+    (e) => send(res, 500, 'text/plain', `Internal Server Error: ${e.message}`),
+  );
 }
 
 // Opens the database with the README's settings; creates the tables and
@@ -83,8 +93,10 @@ function isoNow() {
   return new Date().toISOString().slice(0, 19) + 'Z';
 }
 
-function start() {
+async function start() {
   const db = DB ? queries(openDb(DB)) : null;
+  // The pg and redis groups, when PG_URL / REDIS_URL are set (databases.js).
+  const { pg, redis } = await openDatabases();
 
   const server = http.createServer((req, res) => {
     const url = req.url;
@@ -111,6 +123,8 @@ function start() {
         if (path === '/read') return json(res, db.read());
         if (path === '/mixed') return json(res, db.mixed());
       }
+      if (pg && path === '/pg/read') return answer(res, pg.read(queryId(url)));
+      if (redis && path === '/redis') return answer(res, redis.getIncr());
     } else if (method === 'POST') {
       if (path === '/echo') return readBody(req, (body) => json(res, { body }));
       const name = greetName(path);
@@ -123,12 +137,15 @@ function start() {
           return readBody(req, (body) => json(res, { inserted: db.writeBatch(body) }));
         }
       }
+      if (pg && path === '/pg/write') return readBody(req, (body) => answer(res, pg.write(body)));
     }
     notFound(res);
   });
   server.keepAliveTimeout = 75000;
   server.listen(PORT, '127.0.0.1', () => {
-    console.log(`node-http listening on 127.0.0.1:${PORT} (pid ${process.pid}${db ? `, db ${DB}` : ''})`);
+    const dbs = [db && `db ${DB}`, pg && `PostgreSQL via ${process.env.PG_DRIVER || 'pg'}`, redis && 'Redis']
+      .filter(Boolean).join(', ');
+    console.log(`node-http listening on 127.0.0.1:${PORT} (pid ${process.pid}${dbs ? `, ${dbs}` : ''})`);
   });
 }
 
