@@ -147,6 +147,15 @@ impl RedisStore {
                 let done: Option<String> = self.query(&add).await.map_err(failed)?;
                 Ok(KvOut::Bool(done.is_some()))
             }
+            // Without a ttl a plain INCRBY does it (its errors are the
+            // script's), one round trip with no script to run.
+            Op::Incr(_, by, None) => {
+                let n: i64 = self
+                    .query(cmd("INCRBY").arg(&key).arg(by))
+                    .await
+                    .map_err(failed)?;
+                Ok(KvOut::Int(n))
+            }
             Op::Incr(k, by, ttl) => {
                 let mut call = self.incr.prepare_invoke();
                 call.key(&key).arg(by).arg(ttl.map_or(0, millis));
