@@ -202,9 +202,9 @@ fn database_intro(run: &Run, table: Table) -> String {
     }
     if table == Table::Redis {
         out += " Cove's kv store keeps typed values (`greeting` is stored as `shello` under \
-                `cove:kv:greeting`) and `kv.incr` runs one EVALSHA of a three-command script \
-                (for the TTL; `SET NX` only when a TTL is given, then `INCRBY` and `GET`), where \
-                the peers send `GET` and `INCR`.";
+                `cove:kv:greeting`); `kv.incr` without a TTL is one `INCRBY` (with one, an \
+                EVALSHA of a script that gives the TTL only to a key it creates). The peers send \
+                `GET` and `INCR`.";
     }
     out + "\n\n"
 }
