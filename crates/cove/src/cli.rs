@@ -92,6 +92,13 @@ pub struct MigrateArgs {
     pub command: Option<MigrateCommand>,
     /// App directory (default: the current directory).
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: MigrateDb,
+}
+
+/// The database `cove migrate` and `cove migrate status` work on.
+#[derive(Debug, Args)]
+pub struct MigrateDb {
     /// SQLite database file (relative to the current directory), or a PostgreSQL URL.
     #[arg(
         short,
@@ -109,15 +116,8 @@ pub enum MigrateCommand {
     Status {
         /// App directory (default: the current directory).
         dir: Option<PathBuf>,
-        /// SQLite database file (relative to the current directory), or a PostgreSQL URL.
-        #[arg(
-            short,
-            long,
-            env = "DATABASE_URL",
-            default_value = "data.db",
-            hide_env_values = true
-        )]
-        db: PathBuf,
+        #[command(flatten)]
+        target: MigrateDb,
     },
     /// Create migrations/NNN_<name>.sql with the next number.
     New {

@@ -18,8 +18,8 @@ const WHO: &str = "cove migrate";
 
 pub fn run(args: &MigrateArgs) -> Result<i32> {
     let result = match &args.command {
-        None => apply(args.dir.as_deref(), &args.db),
-        Some(MigrateCommand::Status { dir, db }) => status(dir.as_deref(), db),
+        None => apply(args.dir.as_deref(), &args.target.db),
+        Some(MigrateCommand::Status { dir, target }) => status(dir.as_deref(), &target.db),
         Some(MigrateCommand::New { name, dir }) => create(name, dir.as_deref()),
     };
     // Print errors ourselves so they read `cove migrate: …` like the other lines.
