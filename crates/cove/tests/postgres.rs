@@ -18,6 +18,7 @@ both!(
     a_waiting_query_does_not_stall_the_worker,
     a_slow_query_holds_up_no_other_query_and_connections_stay_few,
     a_restarted_server_gives_503_then_serves_again,
+    a_worker_waiting_in_place_is_not_left_waiting_for_connections,
 );
 
 fn app(lang: Lang) -> PathBuf {
@@ -261,4 +262,42 @@ fn processes_starting_together_migrate_once() {
     assert_eq!(st.code, Some(0), "{}", st.stderr);
     assert!(st.stdout.contains("001_init.sql"), "{}", st.stdout);
     assert!(!st.stdout.contains("pending"), "{}", st.stdout);
+}
+
+/// PostgreSQL gone and its port held by a server that never answers: four
+/// requests that can wait each start one of the worker's four connections
+/// (every attempt gives up after `connect_timeout`), then a request that
+/// waits in place (Lua: `db.batch`; JS: the synchronous `db.query`) finds
+/// no connection and none to open. It must not wait forever on attempts
+/// only its own blocked worker could finish: every request gets its 503.
+fn a_worker_waiting_in_place_is_not_left_waiting_for_connections(lang: Lang) {
+    let Some(pg) = Postgres::start() else { return };
+    let url = format!("{}?connect_timeout=1", pg.url());
+    let s = Server::start_on(&app(lang), &url, &["--workers", "1"]);
+    let port = pg.port();
+    pg.stop();
+    let silent = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind the freed port");
+    thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().take(16).collect();
+        thread::sleep(Duration::from_secs(60));
+        drop(held);
+    });
+    let waiting: Vec<Conn> = (0..4)
+        .map(|_| {
+            let mut c = Conn::open(s.port);
+            c.send(b"GET /count HTTP/1.1\r\nHost: x\r\n\r\n");
+            c
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(300));
+    let (method, path) = match lang {
+        Lang::Lua => ("POST", "/batch/ok"),
+        Lang::Js => ("GET", "/values/1"),
+    };
+    let r = Conn::open(s.port).request(method, path, &[], None);
+    assert_eq!(r.status, 503, "{}", s.log());
+    for mut c in waiting {
+        assert_eq!(c.read_response().status, 503);
+    }
+    s.wait_for_log("no answer within 1 s");
 }

@@ -32,6 +32,10 @@ use crate::value::Value;
 /// Statements kept per connection; past this the cache starts again.
 const STATEMENT_CACHE_CAPACITY: usize = 256;
 
+/// How long a connection may take to be made (unless the URL says
+/// `connect_timeout`): TCP connect and startup together.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Connections one worker opens at most. Beyond it, queries pipeline on the
 /// least busy one.
 pub(crate) const CONNECTIONS_PER_WORKER: usize = 4;
@@ -152,7 +156,7 @@ impl Link {
             ))
         })?;
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(5));
+            config.connect_timeout(CONNECT_TIMEOUT);
         }
         config.application_name("cove");
         if let Some(schema) = schema {
@@ -179,17 +183,7 @@ impl Link {
             match self.pick()? {
                 Pick::Use(c) => break c,
                 Pick::Wait => opened.await,
-                Pick::Open => {
-                    let made = self.open().await;
-                    let mut st = self.0.state.lock();
-                    st.connecting -= 1;
-                    if let Ok(c) = &made {
-                        st.conns.push(c.clone());
-                    }
-                    drop(st);
-                    self.0.opened.notify_waiters();
-                    break made?;
-                }
+                Pick::Open => break self.open().await?,
             }
         };
         conn.busy.fetch_add(1, Ordering::Relaxed);
@@ -224,14 +218,29 @@ impl Link {
         })
     }
 
-    /// A new connection, made on the I/O thread.
+    /// A new connection, made on the I/O thread. The same task adds it to
+    /// the set and wakes the waiters: it must not wait for this future to
+    /// be polled again, since a worker blocked on a query of its own (a
+    /// batch, JavaScript's synchronous forms) would never poll it, and would
+    /// wait for the connection forever.
     async fn open(&self) -> Result<Arc<Conn>, DbError> {
-        let (config, shown) = (self.0.config.clone(), self.0.shown.clone());
+        let inner = Arc::clone(&self.0);
         cove_core::io::runtime()
-            .spawn(connect(config, shown))
+            .spawn(async move {
+                let made = connect(inner.config.clone(), inner.shown.clone())
+                    .await
+                    .map(Arc::new);
+                let mut st = inner.state.lock();
+                st.connecting -= 1;
+                if let Ok(c) = &made {
+                    st.conns.push(c.clone());
+                }
+                drop(st);
+                inner.opened.notify_waiters();
+                made
+            })
             .await
             .map_err(|e| DbError::Unavailable(format!("PostgreSQL connect task failed: {e}")))?
-            .map(Arc::new)
     }
 
     /// Connects now (at start, so that a wrong URL fails there).
@@ -352,12 +361,27 @@ impl Link {
 }
 
 async fn connect(config: Config, shown: String) -> Result<Conn, DbError> {
-    let (client, connection) = config.connect(NoTls).await.map_err(|e| {
-        DbError::Unavailable(format!(
-            "cannot connect to PostgreSQL at {shown}: {}",
-            reason(&e)
-        ))
-    })?;
+    // connect_timeout bounds the TCP connect only; a server that accepts
+    // and never answers the startup message is bounded here.
+    let limit = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT);
+    let attempt = tokio::time::timeout(limit, config.connect(NoTls)).await;
+    let (client, connection) = match attempt {
+        Ok(made) => made.map_err(|e| {
+            DbError::Unavailable(format!(
+                "cannot connect to PostgreSQL at {shown}: {}",
+                reason(&e)
+            ))
+        })?,
+        Err(_) => {
+            return Err(DbError::Unavailable(format!(
+                "cannot connect to PostgreSQL at {shown}: no answer within {} s",
+                limit.as_secs()
+            )))
+        }
+    };
     tokio::spawn(async move {
         if let Err(e) = connection.await {
             let why = reason(&e);
