@@ -10,6 +10,7 @@
 //! kind runs inline with [`Job::run`].
 
 use std::any::Any;
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -93,8 +94,37 @@ impl Wake for Unpark {
     }
 }
 
+thread_local! {
+    /// How many [`block_on`]s this thread is inside.
+    static IN_PLACE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether this thread is waiting in place, inside [`block_on`]: a future
+/// polled now cannot count on its worker running anything else meanwhile
+/// (another request's future, whose unread answer might hold up this one's).
+pub fn waiting_in_place() -> bool {
+    IN_PLACE.with(|n| n.get() > 0)
+}
+
+/// Leaves the in-place state however `block_on` ends.
+struct InPlace;
+
+impl InPlace {
+    fn enter() -> InPlace {
+        IN_PLACE.with(|n| n.set(n.get() + 1));
+        InPlace
+    }
+}
+
+impl Drop for InPlace {
+    fn drop(&mut self) {
+        IN_PLACE.with(|n| n.set(n.get() - 1));
+    }
+}
+
 /// Polls `fut` to completion on this thread, parking between wakes.
 pub fn block_on<F: Future>(fut: F) -> F::Output {
+    let _in_place = InPlace::enter();
     let mut fut = std::pin::pin!(fut);
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
@@ -130,6 +160,13 @@ mod tests {
         });
         let out = job.run().downcast::<u32>().unwrap();
         assert_eq!(*out, 7);
+    }
+
+    #[test]
+    fn a_future_knows_it_is_waited_for_in_place() {
+        assert!(!waiting_in_place());
+        assert!(block_on(async { waiting_in_place() }));
+        assert!(!waiting_in_place());
     }
 
     #[test]

@@ -19,7 +19,7 @@ mod text;
 pub use append::{append, Room};
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
-pub use job::{block_on, Job, JobFuture, JobOutput, JobWork};
+pub use job::{block_on, waiting_in_place, Job, JobFuture, JobOutput, JobWork};
 pub use limits::{Limits, OUT_OF_HEAP};
 pub use pipeline::{
     run_main, run_main_blocking, run_pre, run_pre_blocking, App, Engine, Flow, ScriptApp,

@@ -19,6 +19,7 @@ both!(
     a_slow_query_holds_up_no_other_query_and_connections_stay_few,
     a_restarted_server_gives_503_then_serves_again,
     a_worker_waiting_in_place_is_not_left_waiting_for_connections,
+    a_query_waited_for_in_place_goes_behind_no_other_request,
 );
 
 fn app(lang: Lang) -> PathBuf {
@@ -300,4 +301,34 @@ fn a_worker_waiting_in_place_is_not_left_waiting_for_connections(lang: Lang) {
         assert_eq!(c.read_response().status, 503);
     }
     s.wait_for_log("no answer within 1 s");
+}
+
+/// One worker, its four connections each carrying a request that waits for
+/// a large answer; then a query the worker waits for in place (Lua:
+/// `db.batch`; JS: the synchronous form). Pipelined behind one of those
+/// answers it would never come back: the answer, unread by the blocked
+/// worker, stops the connection. It gets a connection of its own instead.
+fn a_query_waited_for_in_place_goes_behind_no_other_request(lang: Lang) {
+    let Some((_pg, s)) = serve(lang, &["--workers", "1"]) else {
+        return;
+    };
+    assert_eq!(s.post("/values", r#"{"txt": "one"}"#).status, 201);
+    let big: Vec<Conn> = (0..4)
+        .map(|_| {
+            let mut c = Conn::open(s.port);
+            c.send(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+            c
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(200));
+    let (method, path) = match lang {
+        Lang::Lua => ("POST", "/batch/ok"),
+        Lang::Js => ("GET", "/values/1"),
+    };
+    let r = Conn::open(s.port).request(method, path, &[], None);
+    assert_eq!(r.status, 200, "{}", s.log());
+    for mut c in big {
+        let r = c.read_response();
+        assert_eq!((r.status, r.json()), (200, json!({"rows": 20})));
+    }
 }

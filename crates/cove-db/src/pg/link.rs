@@ -207,9 +207,18 @@ impl Link {
             .iter()
             .min_by_key(|c| c.busy.load(Ordering::Relaxed))
             .cloned();
+        // A query waited for in place (the worker blocked: inside db.batch,
+        // JavaScript's synchronous forms, tools) must not go behind queries
+        // of requests the blocked worker cannot poll: their answers, unread,
+        // stop the connection reading (tokio-postgres hands each request its
+        // answer through a small channel), and the worker would wait
+        // forever. So it takes an idle connection, or opens one more even
+        // past the limit (a worker blocks on one query at a time, so that is
+        // at most one more).
+        let in_place = cove_core::waiting_in_place();
         Ok(match least {
             Some(c) if c.busy.load(Ordering::Relaxed) == 0 => Pick::Use(c),
-            _ if st.conns.len() + st.connecting < CONNECTIONS_PER_WORKER => {
+            _ if in_place || st.conns.len() + st.connecting < CONNECTIONS_PER_WORKER => {
                 st.connecting += 1;
                 Pick::Open
             }
