@@ -16,16 +16,27 @@ use crate::{listener, worker, Handler, ServerConfig};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("cannot listen on {addr}: {source}")]
+    // `error` is shown, not chained as a source: the message says it once.
+    #[error("cannot listen on {addr}: {error}")]
     Bind {
         addr: SocketAddr,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The app failed to load on a worker; the message names file and line.
     #[error("{0}")]
     Load(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Fails when another process listens on `addr` already (see
+/// [`serve`], which refuses it too): callers check before doing work that a
+/// server that cannot start should not leave behind (creating a database).
+pub fn check_addr(addr: SocketAddr) -> Result<(), ServerError> {
+    if addr.port() == 0 {
+        return Ok(());
+    }
+    listener::refuse_if_taken(addr).map_err(|error| ServerError::Bind { addr, error })
 }
 
 /// Serve until SIGINT/SIGTERM. `make` builds the handler on each worker
@@ -44,10 +55,10 @@ where
             signal(SignalKind::terminate())?,
         ))
     })?;
-    let listeners = listener::bind_all(config.addr, config.workers.max(1)).map_err(|source| {
+    let listeners = listener::bind_all(config.addr, config.workers.max(1)).map_err(|error| {
         ServerError::Bind {
             addr: config.addr,
-            source,
+            error,
         }
     })?;
     let local = listeners[0].local_addr()?;

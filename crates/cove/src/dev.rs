@@ -39,9 +39,11 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
         );
     }
     serve::init(args);
+    let config = serve::server_config(args, &app)?;
+    // Before the database: a server that cannot listen leaves none behind.
+    cove_server::check_addr(config.addr)?;
     let lock = WriteLock::default();
     let main_db = serve::open_main_db(args, &lock)?;
-    let config = serve::server_config(args, &app)?;
     // Group commit stays off in dev mode. During a reload a worker thread has
     // two VMs, each with its own connection: the new one loads the app (which
     // may write) and requests already running finish on the old one. A write

@@ -83,6 +83,9 @@ pub(crate) fn shared_state(args: &ServeArgs) -> Result<Shared> {
 /// Serve `app` until SIGINT/SIGTERM.
 pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
     init(args);
+    let config = server_config(args, &app)?;
+    // Before the database: a server that cannot listen leaves none behind.
+    cove_server::check_addr(config.addr)?;
     let lock = WriteLock::default();
     let mut main_db = open_main_db(args, &lock)?;
     if crate::target::postgres_url(&args.db).is_some() {
@@ -91,7 +94,6 @@ pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
     if !args.no_migrate {
         migrate(&mut main_db, &app.files)?;
     }
-    let config = server_config(args, &app)?;
     let script = app.script_config(config.limits.clone(), !args.no_group_commit);
     let opener = DbOpener {
         path: args.db.clone(),

@@ -118,3 +118,50 @@ fn a_directory_serves_its_app_js_before_its_app_lua() {
         "Hello from Cove + JavaScript!"
     );
 }
+
+/// A second server on a port a first one serves would share it (SO_REUSEPORT)
+/// and split the requests — and the writes, on another database — between
+/// them. It refuses to start, naming the process that holds the port, and
+/// the first server keeps every request.
+#[test]
+fn a_second_server_on_a_taken_port_refuses_to_start() {
+    let first = crate::util::Server::fixture("basic", &[]);
+    let port = first.port.to_string();
+    let app = fixture("basic");
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.db");
+    for mode in [&[][..], &["dev"][..]] {
+        let mut args: Vec<&str> = mode.to_vec();
+        args.extend([
+            "-p",
+            &port,
+            "-d",
+            other.to_str().unwrap(),
+            app.to_str().unwrap(),
+        ]);
+        let out = run(&args);
+        assert_eq!(out.code, Some(1), "{mode:?}: {}", out.stderr);
+        let pid = format!("pid {}, cove", first.pid());
+        assert!(
+            out.stderr
+                .contains(&format!("cannot listen on 127.0.0.1:{port}"))
+                && out
+                    .stderr
+                    .matches("another process already listens there")
+                    .count()
+                    == 1
+                && out.stderr.contains(&pid),
+            "{mode:?}: {}",
+            out.stderr
+        );
+        assert!(
+            !other.exists(),
+            "{mode:?}: the refused server made a database"
+        );
+    }
+    assert_eq!(
+        first.get("/health").status,
+        200,
+        "the first server still serves"
+    );
+}
