@@ -15,6 +15,7 @@ mod query;
 mod response;
 mod router;
 mod text;
+mod url;
 
 pub use append::{append, Room};
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
@@ -31,3 +32,4 @@ pub use router::{
     HandlerId, MiddlewarePattern, Params, Phase, Plan, RouteError, RouteTable, Target,
 };
 pub use text::utf8_lossy;
+pub use url::redact_url;

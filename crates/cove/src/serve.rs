@@ -73,7 +73,7 @@ pub(crate) fn shared_state(args: &ServeArgs) -> Result<Shared> {
         None => cove_caps::kv::Kv::local(),
         Some(url) => {
             let kv = cove_caps::kv::Kv::connect(url).map_err(|e| anyhow!(e))?;
-            log::info(&format!("kv store: {}", crate::target::redact(url)));
+            log::info(&format!("kv store: {}", cove_core::redact_url(url)));
             kv
         }
     };

@@ -16,22 +16,9 @@ pub(crate) fn postgres_url(db: &Path) -> Option<&str> {
 /// `db` as it may be shown: a URL without its password.
 pub(crate) fn shown(db: &Path) -> String {
     match postgres_url(db) {
-        Some(url) => redact(url),
+        Some(url) => cove_core::redact_url(url),
         None => db.display().to_string(),
     }
-}
-
-/// `postgres://user:secret@host/db` → `postgres://user@host/db`.
-pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (auth, host) = match rest.split_once('@') {
-        Some((auth, host)) => (auth, host),
-        None => return url.to_string(),
-    };
-    let user = auth.split(':').next().unwrap_or("");
-    format!("{scheme}://{user}@{host}")
 }
 
 /// Opens the database for reading and writing: a SQLite file (created if
@@ -61,11 +48,11 @@ mod tests {
     #[test]
     fn urls_are_shown_without_their_password() {
         assert_eq!(
-            redact("postgres://app:s3cret@db.internal:5432/app"),
+            shown(Path::new("postgres://app:s3cret@db.internal:5432/app")),
             "postgres://app@db.internal:5432/app"
         );
         assert_eq!(
-            redact("postgres://db.internal/app"),
+            shown(Path::new("postgres://db.internal/app")),
             "postgres://db.internal/app"
         );
         assert_eq!(shown(Path::new("data.db")), "data.db");

@@ -42,7 +42,7 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{cmd, Client, Cmd, IntoConnectionInfo, ProtocolVersion, RedisError, Script};
 
 use super::{KvError, KvFuture, KvOut, KvValue, Op};
-use cove_core::io;
+use cove_core::{io, redact_url as redact};
 
 /// Put before every key.
 pub(super) const PREFIX: &str = "cove:kv:";
@@ -299,23 +299,6 @@ pub(super) fn decode(raw: &[u8]) -> Option<KvValue> {
             .map(KvValue::Int),
         _ => None,
     }
-}
-
-/// `url` without its password (and query, which may hold one), for messages.
-pub(super) fn redact(url: &str) -> String {
-    let url = url.split('?').next().unwrap_or(url);
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let host = match authority.rsplit_once('@') {
-        None => authority.to_string(),
-        Some((user, host)) => match user.split_once(':').map_or(user, |(name, _)| name) {
-            "" => host.to_string(),
-            name => format!("{name}@{host}"),
-        },
-    };
-    format!("{scheme}://{host}{path}")
 }
 
 /// A client for `url`, speaking RESP3 unless the URL says otherwise: over
