@@ -2,6 +2,9 @@
 //! request in-process, deep comparison with a readable diff, and the report.
 //! The bindings only convert values to and from these types.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use bytes::Bytes;
 use serde_json::Value as Json;
 
@@ -29,6 +32,9 @@ pub struct TestReply {
     /// Lower-cased names; `content-type` first when there is one.
     pub headers: Vec<(String, String)>,
     pub body: Bytes,
+    /// What the app's scripts raised on the way (`app.lua:7: ...`), first
+    /// to last; the status is then a 500 (or 503).
+    pub errors: Vec<String>,
 }
 
 impl TestReply {
@@ -96,10 +102,11 @@ pub fn dispatch<E: Engine>(routes: &RouteTable, engine: &E, call: TestCall) -> T
     for e in &ex.errors {
         log::error(&e.message);
     }
-    reply_of(ex.res)
+    let errors = ex.errors.into_iter().map(|e| e.message).collect();
+    reply_of(ex.res, errors)
 }
 
-fn reply_of(res: cove_core::Response) -> TestReply {
+fn reply_of(res: cove_core::Response, errors: Vec<String>) -> TestReply {
     let mut headers = Vec::with_capacity(res.headers.len() + 1);
     if let Some(ct) = res.content_type.as_deref().or(res.body_type) {
         headers.push(("content-type".to_string(), ct.to_string()));
@@ -111,6 +118,55 @@ fn reply_of(res: cove_core::Response) -> TestReply {
         status: res.status,
         headers,
         body: res.body,
+        errors,
+    }
+}
+
+/// How many failed requests a failing case lists.
+const MAX_TRAIL: usize = 3;
+
+/// The requests of the running case whose scripts raised, so that its
+/// failure can say why a response was a 500 (`expected: [] actual: nil`
+/// alone does not). Cloned into the bindings' `test.get`…; [`Suite`] reads
+/// and clears it as each case ends.
+#[derive(Debug, Default, Clone)]
+pub struct Trail(Rc<RefCell<Vec<String>>>);
+
+impl Trail {
+    /// [`dispatch`], remembering the request if a script raised.
+    pub fn dispatch<E: Engine>(
+        &self,
+        routes: &RouteTable,
+        engine: &E,
+        call: TestCall,
+    ) -> TestReply {
+        let (method, path) = (call.method.to_ascii_uppercase(), call.path.clone());
+        let reply = dispatch(routes, engine, call);
+        if !reply.errors.is_empty() {
+            let errors = reply.errors.join("\n");
+            self.0.borrow_mut().push(format!(
+                "{method} {path} → {}, handler error: {errors}",
+                reply.status
+            ));
+        }
+        reply
+    }
+
+    /// Forget the requests so far (made while a test file loaded: they
+    /// belong to no case).
+    pub fn clear(&self) {
+        self.0.borrow_mut().clear();
+    }
+
+    /// The lines to add to a failure, emptying the trail.
+    fn take(&self) -> Vec<String> {
+        let mut lines = std::mem::take(&mut *self.0.borrow_mut());
+        if lines.len() > MAX_TRAIL {
+            let more = lines.len() - MAX_TRAIL;
+            lines.drain(..more);
+            lines.insert(0, format!("… {more} earlier failed request(s)"));
+        }
+        lines
     }
 }
 
@@ -248,26 +304,35 @@ pub fn eq_failure(msg: Option<&str>, expected: &Shown, actual: &Shown) -> String
 pub struct Suite {
     pub passed: usize,
     pub failed: usize,
+    /// The running case's failed requests, shown if it fails.
+    pub trail: Trail,
 }
 
 impl Suite {
     /// `--- tests/test_app.lua ---` before a file's cases.
     pub fn file(&mut self, name: &str) {
+        self.trail.clear();
         println!("\n--- {name} ---");
     }
 
+    /// A case's result; a failure is followed by the requests of the case
+    /// whose handler raised: `GET /x → 500, handler error: app.lua:7: ...`.
     pub fn case(&mut self, name: &str, outcome: Result<(), String>) {
+        print!("{}", self.case_text(name, outcome));
+    }
+
+    fn case_text(&mut self, name: &str, outcome: Result<(), String>) -> String {
+        let trail = self.trail.take();
         match outcome {
             Ok(()) => {
                 self.passed += 1;
-                println!("  PASS  {name}");
+                format!("  PASS  {name}\n")
             }
             Err(e) => {
                 self.failed += 1;
-                println!("  FAIL  {name}");
-                for line in e.lines() {
-                    println!("    {line}");
-                }
+                let mut out = format!("  FAIL  {name}\n");
+                push_indented(&mut out, &e, &trail);
+                out
             }
         }
     }
@@ -275,10 +340,9 @@ impl Suite {
     /// A file that failed to load counts as one failed test.
     pub fn load_error(&mut self, error: &str) {
         self.failed += 1;
-        println!("  ERROR  the file failed to load");
-        for line in error.lines() {
-            println!("    {line}");
-        }
+        let mut out = "  ERROR  the file failed to load\n".to_string();
+        push_indented(&mut out, error, &self.trail.take());
+        print!("{out}");
     }
 
     /// `N/M tests passed[, K failed]`.
@@ -292,6 +356,22 @@ impl Suite {
                 self.passed, self.failed
             )
         }
+    }
+}
+
+/// `error`'s lines indented by four, then the failed requests (their
+/// continuation lines by six).
+fn push_indented(out: &mut String, error: &str, trail: &[String]) {
+    let indent = |out: &mut String, text: &str, more: &str| {
+        for (i, line) in text.lines().enumerate() {
+            out.push_str(if i == 0 { "    " } else { more });
+            out.push_str(line);
+            out.push('\n');
+        }
+    };
+    indent(out, error, "    ");
+    for request in trail {
+        indent(out, request, "      ");
     }
 }
 
@@ -348,6 +428,7 @@ mod tests {
                 ("set-cookie".into(), "b=2".into()),
             ],
             body: Bytes::new(),
+            errors: Vec::new(),
         };
         assert_eq!(
             reply.joined_headers(),
@@ -356,6 +437,33 @@ mod tests {
                 ("x", "y".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn a_failing_case_names_the_requests_whose_handler_raised() {
+        let mut s = Suite::default();
+        let note = |s: &Suite, line: &str| s.trail.0.borrow_mut().push(line.to_string());
+        note(&s, "GET /x → 500, handler error: app.lua:7: boom");
+        // A passing case prints nothing extra, and its requests are forgotten.
+        assert_eq!(s.case_text("passes", Ok(())), "  PASS  passes\n");
+        note(&s, "GET /x → 500, handler error: app.lua:7: boom\nmore");
+        assert_eq!(
+            s.case_text("fails", Err("t.lua:2: test.eq failed\n  expected: 1".into())),
+            "  FAIL  fails\n    t.lua:2: test.eq failed\n      expected: 1\n    GET /x → 500, handler error: app.lua:7: boom\n      more\n"
+        );
+        for i in 0..5 {
+            note(&s, &format!("GET /{i} → 500, handler error: e"));
+        }
+        let text = s.case_text("many", Err("no".into()));
+        assert_eq!(
+            text,
+            "  FAIL  many\n    no\n    … 2 earlier failed request(s)\n    GET /2 → 500, handler error: e\n    GET /3 → 500, handler error: e\n    GET /4 → 500, handler error: e\n"
+        );
+        assert_eq!(
+            s.case_text("clean", Err("no".into())),
+            "  FAIL  clean\n    no\n"
+        );
+        assert_eq!(s.summary(), "1/4 tests passed, 3 failed");
     }
 
     #[test]

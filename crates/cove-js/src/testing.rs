@@ -7,7 +7,7 @@ use std::rc::{Rc, Weak};
 use rquickjs::function::Opt;
 use rquickjs::{Array, Ctx, Exception, Function, Object, Value};
 
-use cove_caps::testkit::{self, Shown, Suite, TestCall};
+use cove_caps::testkit::{self, Shown, Suite, TestCall, Trail};
 use cove_core::{AppFiles, Engine, Exchange, Flow, HandlerId, JobOutput, ScriptError};
 use serde_json::Value as Json;
 
@@ -64,7 +64,7 @@ pub fn run_suite(app: JsApp, files: &AppFiles, test_files: &[String], suite: &mu
     let weak = Rc::downgrade(&app);
     let budget = app.engine.budget.clone();
     app.engine.context.with(|ctx| {
-        let take = match install(&ctx, weak) {
+        let take = match install(&ctx, weak, suite.trail.clone()) {
             Ok(f) => f,
             Err(e) => return suite.load_error(&describe(&ctx, e, &budget)),
         };
@@ -83,6 +83,7 @@ pub fn run_suite(app: JsApp, files: &AppFiles, test_files: &[String], suite: &mu
                 suite.load_error(&e);
                 continue;
             }
+            suite.trail.clear();
             let cases: Array = match take.call(()) {
                 Ok(a) => a,
                 Err(e) => return suite.load_error(&describe(&ctx, e, &budget)),
@@ -122,7 +123,7 @@ fn run_case<'js>(
     Ok(())
 }
 
-fn install<'js>(ctx: &Ctx<'js>, app: Weak<JsApp>) -> rquickjs::Result<Function<'js>> {
+fn install<'js>(ctx: &Ctx<'js>, app: Weak<JsApp>, trail: Trail) -> rquickjs::Result<Function<'js>> {
     let natives = Object::new(ctx.clone())?;
     natives.set(
         "request",
@@ -137,7 +138,7 @@ fn install<'js>(ctx: &Ctx<'js>, app: Weak<JsApp>) -> rquickjs::Result<Function<'
                     engine: &app.engine,
                     ctx: ctx.clone(),
                 };
-                reply_object(&ctx, testkit::dispatch(&app.routes, &engine, call))
+                reply_object(&ctx, trail.dispatch(&app.routes, &engine, call))
             },
         )?,
     )?;

@@ -6,7 +6,7 @@ use std::rc::{Rc, Weak};
 
 use mlua::{Function, Lua, MetaMethod, Table, Value, Variadic};
 
-use cove_caps::testkit::{self, Shown, Suite, TestCall};
+use cove_caps::testkit::{self, Shown, Suite, TestCall, Trail};
 use cove_core::AppFiles;
 use serde_json::Value as Json;
 
@@ -27,7 +27,8 @@ pub fn run_suite(app: LuaApp, files: &AppFiles, test_files: &[String], suite: &m
         st.registry.disable_outbound();
     }
     let cases: Cases = Rc::default();
-    if let Err(e) = install(&lua, Rc::downgrade(&app), cases.clone()) {
+    let trail = suite.trail.clone();
+    if let Err(e) = install(&lua, Rc::downgrade(&app), cases.clone(), trail) {
         suite.load_error(&describe(&e));
         return;
     }
@@ -48,6 +49,7 @@ pub fn run_suite(app: LuaApp, files: &AppFiles, test_files: &[String], suite: &m
             suite.load_error(&describe(&e));
             continue;
         }
+        suite.trail.clear();
         let registered = std::mem::take(&mut *cases.borrow_mut());
         for (name, case) in registered {
             let call = app.engine.budget.begin();
@@ -58,16 +60,17 @@ pub fn run_suite(app: LuaApp, files: &AppFiles, test_files: &[String], suite: &m
     }
 }
 
-fn install(lua: &Lua, app: Weak<LuaApp>, cases: Cases) -> mlua::Result<()> {
+fn install(lua: &Lua, app: Weak<LuaApp>, cases: Cases, trail: Trail) -> mlua::Result<()> {
     let test = lua.create_table()?;
     for method in ["get", "post", "put", "patch", "delete"] {
         let app = app.clone();
+        let trail = trail.clone();
         let f = lua.create_function(move |lua, (path, opts): (String, Option<Table>)| {
             let app = app
                 .upgrade()
                 .ok_or_else(|| mlua::Error::runtime("test: the app is gone"))?;
             let call = call_of(method, path, opts.as_ref())?;
-            reply_table(lua, testkit::dispatch(&app.routes, &app.engine, call))
+            reply_table(lua, trail.dispatch(&app.routes, &app.engine, call))
         })?;
         test.raw_set(method, f)?;
     }

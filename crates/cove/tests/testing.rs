@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::bin;
+use crate::util::{bin, both, line_of, run, Lang};
 
 fn cove_test(dir: &Path) -> Output {
     Command::new(bin())
@@ -154,3 +154,68 @@ fn an_app_that_fails_to_load_is_reported_with_its_line() {
         "{err}"
     );
 }
+
+/// A failing case says which of its requests got a 500 from a raising
+/// handler, and what the handler raised, with its file and line.
+fn a_failure_after_a_handler_error_names_the_request_and_the_error(lang: Lang) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/testing_handler_error")
+        .join(lang.ext());
+    let dir_arg = dir.to_str().expect("utf-8 path");
+    let ext = lang.ext();
+    let app_file = dir.join(format!("app.{ext}"));
+    let test_file = dir.join(format!("tests/test_500.{ext}"));
+    let app_line = |marker| line_of(&app_file, marker);
+    let test_line = |marker| line_of(&test_file, marker);
+    let (undefined, nil_global, own_error) = match lang {
+        Lang::Lua => (
+            "nil",
+            "attempt to index a nil value (global 'config')",
+            "attempt to index a nil value (field 'json')",
+        ),
+        Lang::Js => (
+            "undefined",
+            "ReferenceError: config is not defined",
+            "TypeError: cannot read property 'items' of undefined",
+        ),
+    };
+    let missing_table = format!(
+        "    GET /items → 500, handler error: app.{ext}:{}: db.query failed: no such table: missing\n",
+        app_line("marker: missing table")
+    );
+
+    let out = run(&["test", dir_arg]);
+    let text = &out.stdout;
+    assert_eq!(out.code, Some(1), "{text}\n{}", out.stderr);
+    for expected in [
+        // The assertion's own lines, then the request and the handler's error.
+        format!(
+            "  FAIL  a missing table\n    tests/test_500.{ext}:{}: test.eq failed\n      expected: []\n      actual:   {undefined}\n{missing_table}",
+            test_line("marker: a missing table")
+        ),
+        format!(
+            "  FAIL  a nil global\n    tests/test_500.{ext}:{}: test.eq failed\n      expected: 200\n      actual:   500\n    GET /nil → 500, handler error: app.{ext}:{}: {nil_global}\n",
+            test_line("marker: a nil global"),
+            app_line("marker: nil global")
+        ),
+        // A case that asserted the 500 passes and prints nothing more.
+        "  PASS  a case that expects the 500\n  FAIL  ".to_string(),
+        // A case that raises itself after such a request.
+        format!(
+            "  FAIL  a case that errors after the request\n    tests/test_500.{ext}:{}: {own_error}\n{missing_table}",
+            test_line("marker: errors after the request")
+        ),
+        // No handler raised in this case (the file's own request at load
+        // time belongs to no case): nothing more.
+        format!(
+            "  FAIL  a plain failure after a good request\n    tests/test_500.{ext}:{}: plain failure\n\n1/5 tests passed, 4 failed\n",
+            test_line("marker: plain failure")
+        ),
+    ] {
+        assert!(text.contains(&expected), "missing {expected:?} in:\n{text}");
+    }
+    // Each failing case names only its own requests.
+    assert_eq!(text.matches(" → 500, handler error: ").count(), 3, "{text}");
+}
+
+both!(a_failure_after_a_handler_error_names_the_request_and_the_error);
