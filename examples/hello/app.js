@@ -42,6 +42,8 @@ app.get("/visits", (req, res) => {
 });
 
 app.get("/health", (req, res) => {
+  // "quickjs" names the engine, as Hull's /health does (its scripts check
+  // for it); `cove routes` names the language of the entry file: "js".
   res.json({ status: "ok", runtime: "quickjs", uptime: time.clock() });
 });
 

@@ -14,6 +14,7 @@ mod pipeline;
 mod query;
 mod response;
 mod router;
+mod suggest;
 mod text;
 mod url;
 
@@ -31,5 +32,6 @@ pub use response::{Response, ResponseError, DEFAULT_CSP};
 pub use router::{
     HandlerId, MiddlewarePattern, Params, Phase, Plan, RouteError, RouteTable, Target,
 };
+pub use suggest::{closest, hint};
 pub use text::utf8_lossy;
 pub use url::redact_url;

@@ -185,7 +185,9 @@ impl JsEngine {
         let (runtime, context, budget) =
             new_runtime(&config.limits).map_err(|e| format!("cannot start QuickJS: {e}"))?;
         runtime.set_loader(
-            AppResolver,
+            AppResolver {
+                files: config.files.clone(),
+            },
             AppLoader {
                 files: config.files.clone(),
             },

@@ -19,7 +19,11 @@ fn app_location(stack: &str) -> Option<String> {
         };
         let (rest, _col) = place.rsplit_once(':')?;
         let (file, line) = rest.rsplit_once(':')?;
-        let internal = file == "native" || file.starts_with("cove:") || file.starts_with("hull:");
+        // `<input>` is the text JSON.parse was given, not a file.
+        let internal = file == "native"
+            || file.starts_with('<')
+            || file.starts_with("cove:")
+            || file.starts_with("hull:");
         (!internal && line.bytes().all(|b| b.is_ascii_digit())).then(|| format!("{file}:{line}"))
     })
 }
@@ -84,5 +88,7 @@ mod tests {
             Some("lib/x.js:3")
         );
         assert_eq!(app_location("    at f (native)\n"), None);
+        let parse = "    at <input>:1:2\n    at parse (native)\n    at <anonymous> (app.js:3:20)\n";
+        assert_eq!(app_location(parse).as_deref(), Some("app.js:3"));
     }
 }

@@ -3,7 +3,7 @@
 
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::{Declarations, Exports, ModuleDef};
-use rquickjs::{Ctx, Exception, Module, Object, Result};
+use rquickjs::{Ctx, Exception, Function, Module, Object, Result, Value};
 
 /// Hull's built-in modules: (specifier, export name). Each re-exports one
 /// object the prelude built, through the internal `cove:native` module.
@@ -60,13 +60,64 @@ impl ModuleDef for Native {
 
 /// Turns import specifiers into module names: `hull:*` as is, app files as
 /// paths relative to the app directory (`lib/util.js`).
-pub(crate) struct AppResolver;
+pub(crate) struct AppResolver {
+    pub(crate) files: cove_core::AppFiles,
+}
 
-fn invalid(ctx: &Ctx<'_>, name: &str, base: &str, why: &str) -> rquickjs::Error {
-    Exception::throw_reference(
-        ctx,
-        &format!("invalid module path {name:?} imported from {base}: {why}"),
-    )
+/// Every module an app may import by name.
+fn module_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS
+        .iter()
+        .map(|(spec, _)| *spec)
+        .chain(STDLIB.iter().map(|(spec, _)| *spec))
+}
+
+impl AppResolver {
+    /// `base:line` of the import of `name` in `base`: QuickJS does not tell
+    /// the resolver where the import is, so the line is found by the
+    /// quoted specifier in the source (the first one; `base` alone if none).
+    fn site(&self, base: &str, name: &str) -> String {
+        let Some(source) = (!base.starts_with("hull:"))
+            .then(|| self.files.read(base).ok())
+            .flatten()
+        else {
+            return base.to_string();
+        };
+        let at = ['"', '\'', '`'].iter().find_map(|q| {
+            let quoted = format!("{q}{name}{q}");
+            source
+                .windows(quoted.len())
+                .position(|w| w == quoted.as_bytes())
+        });
+        match at {
+            Some(at) => {
+                let line = source[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                format!("{base}:{line}:1")
+            }
+            None => base.to_string(),
+        }
+    }
+
+    /// A ReferenceError whose stack is the import's line, so that it reads
+    /// `app.js:3: ReferenceError: …` like any error of the app's own.
+    fn fail<'js>(&self, ctx: &Ctx<'js>, base: &str, name: &str, msg: &str) -> rquickjs::Error {
+        let site = self.site(base, name);
+        let made = (|| -> Result<Value<'js>> {
+            let ctor: Function = ctx.globals().get("ReferenceError")?;
+            let e: Object = ctor.call((msg,))?;
+            e.set("stack", format!("    at {site}\n"))?;
+            Ok(e.into_value())
+        })();
+        match made {
+            Ok(e) => ctx.throw(e),
+            Err(e) => e,
+        }
+    }
+
+    fn invalid<'js>(&self, ctx: &Ctx<'js>, name: &str, base: &str, why: &str) -> rquickjs::Error {
+        let msg = format!("invalid module path {name:?} imported from {base}: {why}");
+        self.fail(ctx, base, name, &msg)
+    }
 }
 
 impl Resolver for AppResolver {
@@ -78,21 +129,18 @@ impl Resolver for AppResolver {
         _attributes: Option<ImportAttributes<'js>>,
     ) -> Result<String> {
         if name.starts_with("hull:") {
-            let known = BUILTINS.iter().any(|(spec, _)| *spec == name)
-                || STDLIB.iter().any(|(spec, _)| *spec == name);
-            if known {
+            if module_names().any(|spec| spec == name) {
                 return Ok(name.to_string());
             }
-            return Err(Exception::throw_reference(
-                ctx,
-                &format!("unknown hull module: {name}"),
-            ));
+            let hint = cove_core::hint(name, module_names(), "modules");
+            let msg = format!("unknown hull module: {name}{hint}");
+            return Err(self.fail(ctx, base, name, &msg));
         }
         if name == NATIVE && base.starts_with("hull:") {
             return Ok(name.to_string());
         }
         if name.starts_with('/') {
-            return Err(invalid(
+            return Err(self.invalid(
                 ctx,
                 name,
                 base,
@@ -100,7 +148,7 @@ impl Resolver for AppResolver {
             ));
         }
         if name.split('/').any(|part| part == "..") {
-            return Err(invalid(
+            return Err(self.invalid(
                 ctx,
                 name,
                 base,
@@ -108,20 +156,13 @@ impl Resolver for AppResolver {
             ));
         }
         let Some(rel) = name.strip_prefix("./") else {
-            return Err(Exception::throw_reference(
-                ctx,
-                &format!(
-                    "cannot import {name:?} from {base}: import app files as \"./path.js\" and Cove modules as \"hull:name\""
-                ),
-            ));
+            let msg = format!(
+                "cannot import {name:?} from {base}: import app files as \"./path.js\" and Cove modules as \"hull:name\""
+            );
+            return Err(self.fail(ctx, base, name, &msg));
         };
         if base.starts_with("hull:") {
-            return Err(invalid(
-                ctx,
-                name,
-                base,
-                "stdlib modules import hull:* only",
-            ));
+            return Err(self.invalid(ctx, name, base, "stdlib modules import hull:* only"));
         }
         let dir = base.rsplit_once('/').map_or("", |(d, _)| d);
         let parts = dir
@@ -132,12 +173,11 @@ impl Resolver for AppResolver {
         // Module names starting with `hull:` are Cove's own, and db calls
         // from them may use the reserved tables: no app file gets one.
         if path.starts_with("hull:") {
-            return Err(invalid(
-                ctx,
-                name,
-                base,
-                "app file names may not start with hull:",
-            ));
+            return Err(self.invalid(ctx, name, base, "app file names may not start with hull:"));
+        }
+        if !self.files.is_file(&path) {
+            let msg = format!("cannot import {name}: no file {path} in the app directory");
+            return Err(self.fail(ctx, base, name, &msg));
         }
         Ok(path)
     }

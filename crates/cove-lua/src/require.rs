@@ -35,10 +35,19 @@ pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function
             return Ok((true, v));
         }
         if !(name.starts_with('.') || name.contains('/')) {
-            return fail(lua, format!("module not found: {name}"));
+            let hint = cove_core::hint(&name, module_names(), "Cove's modules");
+            return fail(lua, format!("module not found: {name}{hint}"));
         }
         load_file(lua, &cache, &name)
     })
+}
+
+/// Modules implemented in Rust.
+const NATIVE_MODULES: [&str; 3] = [crate::template::MODULE, crate::kv::MODULE, "hull.json"];
+
+/// Every module `require` knows by name.
+fn module_names() -> impl Iterator<Item = &'static str> {
+    STDLIB.iter().map(|(n, _)| *n).chain(NATIVE_MODULES)
 }
 
 /// Modules implemented in Rust, by name.

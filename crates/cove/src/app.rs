@@ -90,7 +90,11 @@ pub fn locate(app: Option<&Path>) -> Result<AppSource> {
             });
         }
         Some(p) if p.is_dir() => p.to_path_buf(),
-        Some(p) => bail!("{}: no such file or directory", p.display()),
+        Some(p) => bail!(
+            "{}: no such file or directory{}",
+            p.display(),
+            command_hint(p)
+        ),
         None => PathBuf::from("."),
     };
     let found = entries_in(&dir);
@@ -105,6 +109,17 @@ pub fn locate(app: Option<&Path>) -> Result<AppSource> {
             dir.display()
         ),
     }
+}
+
+/// For a bare word that is no file (`cove tset`): the commands, and the
+/// one it was probably meant to be.
+fn command_hint(p: &Path) -> String {
+    let word = p.to_string_lossy();
+    if word.contains(['/', '.']) {
+        return String::new();
+    }
+    let names = crate::cli::command_names();
+    cove_core::hint(&word, names.iter().map(String::as_str), "cove's commands")
 }
 
 /// Which entry files a directory has, app.js first.

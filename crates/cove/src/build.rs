@@ -13,12 +13,14 @@ use clap::FromArgMatches;
 use cove_core::{walk_app_dir, AppFiles, Pack};
 
 use crate::cli::{BuildArgs, ServeArgs};
+use crate::leave_out::LeaveOut;
 use crate::{app, pack, serve};
 
 pub fn run(args: &BuildArgs) -> Result<i32> {
     let target = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let leave = LeaveOut::new(&args.exclude, &args.include)?;
     if args.list {
-        return list(&target);
+        return list(&target, &leave);
     }
     if args.dir.is_some() && target.is_file() {
         bail!(
@@ -28,7 +30,13 @@ pub fn run(args: &BuildArgs) -> Result<i32> {
     }
     let root = app_root(&target)?;
     let output = output_path(&root, args.output.as_deref())?;
-    let collected = collect(&root, Some(&output))?;
+    let collected = collect(&root, Some(&output), &leave)?;
+    if !collected.left_out.is_empty() {
+        eprintln!(
+            "note: left out {} (not used by a served app; --include PATTERN packs them)",
+            collected.left_out.join(", ")
+        );
+    }
     let archive_len = pack::write_exe(
         &pack::self_exe()?,
         &output,
@@ -79,9 +87,23 @@ fn app_name(root: &Path) -> String {
 fn output_path(root: &Path, output: Option<&Path>) -> Result<PathBuf> {
     let out = match output {
         Some(o) if o.is_dir() => o.join(app_name(root)),
+        Some(o) if o.as_os_str().as_encoded_bytes().ends_with(b"/") => bail!(
+            "-o {}: no such directory; create it first, or give the executable's file name",
+            o.display()
+        ),
         Some(o) => o.to_path_buf(),
         None => root.join(app_name(root)),
     };
+    if let Some(dir) = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+    {
+        bail!(
+            "-o {}: directory {} does not exist; create it first",
+            out.display(),
+            dir.display()
+        );
+    }
     // Replacing the running `cove` with an app is never what was meant.
     let running = std::env::current_exe().and_then(|p| p.canonicalize()).ok();
     if running.is_some() && out.canonicalize().ok() == running {
@@ -97,6 +119,8 @@ fn output_path(root: &Path, output: Option<&Path>) -> Result<PathBuf> {
 struct Collected {
     name: String,
     files: BTreeMap<String, Vec<u8>>,
+    /// What [`LeaveOut`] kept out: top-level entries (`tests/`, `README.md`).
+    left_out: Vec<String>,
 }
 
 impl Collected {
@@ -111,12 +135,23 @@ impl Collected {
 /// (a symlink out of the app directory) — serving without it would differ
 /// from serving the directory only in a less visible way, so the build
 /// stops and says which link to fix.
-fn collect(root: &Path, output: Option<&Path>) -> Result<Collected> {
+fn collect(root: &Path, output: Option<&Path>, leave: &LeaveOut) -> Result<Collected> {
     let output = output.and_then(|o| o.canonicalize().ok());
     let dir = AppFiles::Dir(root.to_path_buf());
     let rels = walk_app_dir(root).with_context(|| format!("cannot list {}", root.display()))?;
     let mut files = BTreeMap::new();
+    let mut left_out = Vec::new();
     for rel in rels {
+        if leave.leaves(&rel) {
+            let top = match rel.split_once('/') {
+                Some((dir, _)) => format!("{dir}/"),
+                None => rel.clone(),
+            };
+            if !left_out.contains(&top) {
+                left_out.push(top);
+            }
+            continue;
+        }
         let path = root.join(&rel);
         let bytes = match dir.read(&rel) {
             Ok(b) => b.into_owned(),
@@ -144,6 +179,7 @@ fn collect(root: &Path, output: Option<&Path>) -> Result<Collected> {
     Ok(Collected {
         name: app_name(root),
         files,
+        left_out,
     })
 }
 
@@ -153,7 +189,7 @@ fn is_built_exe(bytes: &[u8]) -> bool {
 
 /// `cove build --list`: what a directory would pack, or what a built
 /// executable holds.
-fn list(target: &Path) -> Result<i32> {
+fn list(target: &Path, leave: &LeaveOut) -> Result<i32> {
     let (name, files, origin) = if target.is_file() {
         let pack = pack::read(target)?.ok_or_else(|| {
             anyhow!(
@@ -166,7 +202,7 @@ fn list(target: &Path) -> Result<i32> {
         (name, files, format!("built into {}", target.display()))
     } else {
         let root = app_root(target)?;
-        let c = collect(&root, None)?;
+        let c = collect(&root, None, leave)?;
         (c.name, c.files, format!("from {}", target.display()))
     };
     print!("{}", listing(&name, &files, &origin));

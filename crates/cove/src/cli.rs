@@ -11,6 +11,16 @@ pub const VERSION: &str = match option_env!("COVE_PGO") {
     None => env!("CARGO_PKG_VERSION"),
 };
 
+/// The visible command names, for "did you mean" on a mistyped one.
+pub fn command_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
 /// Serve a Hull-style Lua or JavaScript web app with SQLite built in, on every core.
 #[derive(Debug, Parser)]
 #[command(
@@ -18,7 +28,7 @@ pub const VERSION: &str = match option_env!("COVE_PGO") {
     version = VERSION,
     about,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  cove -p 8080 -d data.db examples/hello/app.lua\n  cove -p 8080 examples/hello/app.js\n  cove examples/rest_api          (a directory: its app.js, else its app.lua, is served)\n  cove new blog && cove test blog && cove dev blog\n  cove build -o blog-server blog  (one file: Cove and the app)"
+    after_help = "Examples:\n  cove -p 8080 -d data.db examples/hello/app.lua\n  cove -p 8080 examples/hello/app.js\n  cove examples/rest_api          (a directory: its app.js, else its app.lua, is served)\n  cove new blog && cove test blog && cove dev blog\n  cove build blog                 (writes blog/blog: one file, Cove and the app)"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -29,6 +39,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Serve the app: the same as `cove [OPTIONS] [APP]`.
+    Serve(ServeArgs),
     /// Run the app's tests (test_*.lua / test_*.js) in-process against an in-memory database.
     Test(TestArgs),
     /// Create a new app: entry file, first migration and a passing test.
@@ -138,6 +150,14 @@ pub struct BuildArgs {
     /// Only list the files that are (or would be) packed, with their sizes.
     #[arg(long, conflicts_with = "output")]
     pub list: bool,
+    /// Leave out files matching PATTERN too (a glob relative to the app
+    /// directory, e.g. `scripts` or `static/*.map`; repeatable). tests/ and
+    /// top-level *.md are always left out unless --include keeps them.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    /// Pack files matching PATTERN even if left out by default or by --exclude (repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub include: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -236,8 +256,14 @@ pub struct ServeArgs {
     #[arg(long, default_value = "1m", value_parser = parse_size)]
     pub max_body: usize,
 
-    /// Instruction budget per handler or middleware call (0 = default).
-    #[arg(long, env = "HULL_MAX_INSTRUCTIONS", default_value_t = 100_000_000)]
+    /// Instructions a handler or middleware call may run before it is
+    /// stopped with a 500 (a runaway loop); 0 is taken as the default, as in Hull.
+    #[arg(
+        long,
+        env = "HULL_MAX_INSTRUCTIONS",
+        hide_env_values = true,
+        default_value_t = 100_000_000
+    )]
     pub max_instructions: u64,
 
     /// Milliseconds in-flight requests get to finish on SIGINT/SIGTERM.

@@ -11,14 +11,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value as Json};
 
-use cove_caps::Shared;
 use cove_core::{AppFiles, Limits, Phase, RouteTable};
-use cove_db::{Db, DbError, TableInfo, Value, WriteLock};
-use cove_js::JsEngine;
-use cove_lua::LuaEngine;
+use cove_db::{Db, TableInfo, Value, WriteLock};
 
 use crate::app::{canonical_dir, entries_in, locate, AppSource, Runtime};
 use crate::cli::{DbArgs, DbCommand, RoutesArgs};
+use crate::scratch::{load_routes, memory_with_migrations};
 
 pub fn routes(args: &RoutesArgs) -> Result<i32> {
     Ok(emit(routes_json(args)))
@@ -105,20 +103,8 @@ fn routes_json(args: &RoutesArgs) -> Result<Json> {
     let app = routes_app(args)?;
     let db = memory_with_migrations(&app.files)?;
     cove_caps::time::start_clock();
-    let config = app.script_config(Limits::default(), false);
-    let failed = |e: String| anyhow!("failed to load {}: {e}", app.entry);
-    let table = match app.runtime {
-        Runtime::Lua => {
-            LuaEngine::load(&config, db, &Shared::default())
-                .map_err(failed)?
-                .routes
-        }
-        Runtime::Js => {
-            JsEngine::load(&config, db, &Shared::default())
-                .map_err(failed)?
-                .routes
-        }
-    };
+    let table = load_routes(&app, db, Limits::default())
+        .map_err(|e| anyhow!("failed to load {}: {e}", app.entry))?;
     Ok(routes_value(app.runtime, &table))
 }
 
@@ -145,18 +131,6 @@ fn routes_value(runtime: Runtime, table: &RouteTable) -> Json {
 }
 
 // ---- db --------------------------------------------------------------------
-
-/// A fresh in-memory database with the app's migrations applied.
-fn memory_with_migrations(files: &AppFiles) -> Result<Db> {
-    let mut db = Db::open(Path::new(":memory:"), WriteLock::default())?;
-    db.migrate(files).map_err(|e| match e {
-        DbError::Migration { file, message } => {
-            anyhow!("migration failed: migrations/{file}: {message}")
-        }
-        other => anyhow!("migration failed: {other}"),
-    })?;
-    Ok(db)
-}
 
 /// The database a `cove db` command reads: `-d FILE`, else `<dir>/data.db`
 /// if it exists — read-only unless `write` — else an in-memory database with

@@ -6,9 +6,11 @@ mod build;
 mod cli;
 mod dev;
 mod inspect;
+mod leave_out;
 mod migrate;
 mod new;
 mod pack;
+mod scratch;
 mod serve;
 mod target;
 mod testing;
@@ -45,6 +47,7 @@ fn main() {
     };
     use cli::Command;
     let result = match cli.command {
+        Some(Command::Serve(args)) => serve::run(&args).map(|()| 0),
         Some(Command::Test(args)) => testing::run(&args),
         Some(Command::New(args)) => new::run(&args),
         Some(Command::Dev(args)) => dev::run(&args),

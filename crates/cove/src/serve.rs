@@ -14,6 +14,7 @@ use cove_server::{Baseline, ScriptHandler, ServerConfig};
 
 use crate::app::{AppSource, Runtime};
 use crate::cli::{BaselineArgs, ServeArgs};
+use crate::scratch::{self, Check};
 
 fn addr(bind: &str, port: u16) -> Result<SocketAddr> {
     let ip: IpAddr = bind.trim_matches(['[', ']']).parse().map_err(|_| {
@@ -86,12 +87,21 @@ pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
     let config = server_config(args, &app)?;
     // Before the database: a server that cannot listen leaves none behind.
     cove_server::check_addr(config.addr)?;
+    // And the app must load before its database is created or migrated.
+    let check = Check::for_args(args);
+    let migrate_db = !args.no_migrate;
+    if matches!(check, Check::NewFile) {
+        scratch::check_loads(&app, &config.limits, migrate_db, true)?;
+    }
     let lock = WriteLock::default();
     let mut main_db = open_main_db(args, &lock)?;
     if crate::target::postgres_url(&args.db).is_some() {
         log::info(&format!("database: {}", crate::target::shown(&args.db)));
     }
-    if !args.no_migrate {
+    if matches!(check, Check::IfPending) && scratch::pending(&mut main_db, &app.files) > 0 {
+        scratch::check_loads(&app, &config.limits, true, false)?;
+    }
+    if migrate_db {
         migrate(&mut main_db, &app.files)?;
     }
     let script = app.script_config(config.limits.clone(), !args.no_group_commit);

@@ -31,8 +31,8 @@ pub(crate) fn open(db: &Path, lock: &WriteLock) -> Result<Db, String> {
             "unsupported database URL {}: give a SQLite file path or a postgres:// URL",
             shown(db)
         )),
-        None => Db::open(db, lock.clone())
-            .map_err(|e| format!("cannot open database {}: {e}", db.display())),
+        // The error names the file already.
+        None => Db::open(db, lock.clone()).map_err(|e| e.to_string()),
     }
 }
 

@@ -10,6 +10,7 @@ mod conformance;
 mod crypto;
 mod db;
 mod dev;
+mod errors;
 mod examples;
 mod examples_auth;
 mod examples_basic;

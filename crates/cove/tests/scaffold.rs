@@ -125,3 +125,50 @@ fn names_and_nested_paths() {
         fs::read_to_string(Path::new(cwd.path()).join("apps/blog/.gitignore")).expect("read");
     assert!(ignore.contains("/blog\n"), "{ignore}");
 }
+
+/// What the scaffold's README tells a user to run leaves git clean: the
+/// executable `cove build` writes and the database are both ignored, and
+/// the build leaves the tests and README out.
+#[test]
+fn its_readme_steps_leave_nothing_for_git_to_track() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no git");
+        return;
+    }
+    let cwd = scaffold("lua");
+    let app = cwd.path().join("app");
+    let readme = fs::read_to_string(app.join("README.md")).expect("readme");
+    assert!(
+        readme.contains("cove build ") && readme.contains("./app -p 8080"),
+        "{readme}"
+    );
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&app)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    let before = git(&["status", "--porcelain", "--untracked-files=all"]);
+    let built = cove_in(&app, &["build"]).expect(0);
+    assert!(
+        built.stderr.contains("left out README.md, tests/"),
+        "{}",
+        built.stderr
+    );
+    assert!(app.join("app").is_file());
+    fs::write(app.join("data.db"), "x").unwrap();
+    fs::write(app.join("data.db-wal"), "x").unwrap();
+    let after = git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(
+        before, after,
+        "new untracked files after the README's steps"
+    );
+}

@@ -180,11 +180,15 @@ impl Sqlite {
 }
 
 fn open_error(path: &Path, e: rusqlite::Error) -> DbError {
-    DbError::Open(format!(
-        "cannot open database {}: {}",
-        path.display(),
-        DbError::from(e)
-    ))
+    // SQLite's own words for a missing directory name neither it nor the fix.
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let why = match dir {
+        Some(d) if !d.is_dir() => {
+            format!("directory {} does not exist; create it first", d.display())
+        }
+        _ => DbError::from(e).to_string(),
+    };
+    DbError::Open(format!("cannot open database {}: {why}", path.display()))
 }
 
 fn check_origin(sql: &str, origin: Origin) -> Result<(), DbError> {
