@@ -47,6 +47,23 @@ pub(crate) fn prepare(ctx: &Ctx<'_>, files: &AppFiles) {
     }
 }
 
+impl crate::JsEngine {
+    /// Compile every template of `files` (the app's) into this context's
+    /// cache, making the cache if the app has not imported `hull:template`.
+    /// `cove dev` does it in each VM it builds: a template that does not
+    /// parse fails the load, and the VM renders the templates it was built
+    /// with, whatever is saved over them later.
+    pub fn compile_templates(&self, files: &AppFiles) -> Result<usize, Vec<cove_template::Error>> {
+        self.context.with(|ctx| {
+            prepare(&ctx, files);
+            match ctx.userdata::<TemplateState>() {
+                Some(st) => st.0.templates.borrow_mut().compile_all(),
+                None => Ok(0),
+            }
+        })
+    }
+}
+
 fn state(ctx: &Ctx<'_>) -> rquickjs::Result<Rc<State>> {
     ctx.userdata::<TemplateState>()
         .map(|s| s.0.clone())

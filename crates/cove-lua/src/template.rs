@@ -15,6 +15,7 @@ use std::rc::Rc;
 
 use mlua::{ffi, AnyUserData, Lua, Table, UserData, Value};
 
+use cove_core::AppFiles;
 use cove_template::{render_into, Flavor, Host, ItemKey, Key, Shape, Template, Templates};
 
 use crate::app_api::AppState;
@@ -83,6 +84,35 @@ pub(crate) fn module(lua: &Lua) -> mlua::Result<Value> {
         .app_data_ref::<AppState>()
         .map(|s| s.files.clone())
         .ok_or_else(|| mlua::Error::RuntimeError("hull.template: no app files".into()))?;
+    build(lua, files)
+}
+
+impl crate::LuaEngine {
+    /// Compile every template of `files` (the app's) into this VM's cache,
+    /// making the cache if the app has not required `hull.template` (yet).
+    /// `cove dev` does it in each VM it builds: a template that does not
+    /// parse fails the load, and the VM renders the templates it was built
+    /// with, whatever is saved over them later.
+    pub fn compile_templates(&self, files: &AppFiles) -> Result<usize, Vec<cove_template::Error>> {
+        let lua = &self.lua;
+        if lua.app_data_ref::<Rc<State>>().is_none() {
+            build(lua, files.clone()).map_err(|e| {
+                vec![cove_template::Error::bare(
+                    cove_template::ErrorKind::Render,
+                    format!("hull.template: {e}"),
+                )]
+            })?;
+        }
+        let st = lua.app_data_ref::<Rc<State>>().map(|st| Rc::clone(&st));
+        match st {
+            Some(st) => st.templates.borrow_mut().compile_all(),
+            None => Ok(0),
+        }
+    }
+}
+
+/// Make the module table and the VM's template state.
+fn build(lua: &Lua, files: AppFiles) -> mlua::Result<Value> {
     let raw = lua.create_table()?;
     raw.raw_set(
         "render_string",

@@ -15,7 +15,9 @@ use cove_core::{
 };
 
 use crate::convert::{closing, request_head, to_http, HttpResponse};
+use crate::dev_error::DevErrors;
 use crate::static_files::{self, StaticFiles};
+use crate::ServerConfig;
 
 /// Something that turns a request into a response on one worker.
 pub trait Handler: 'static {
@@ -37,16 +39,21 @@ pub struct ScriptHandler<A> {
     committed: Notify,
     /// The app's `static/` files, served after pre-body middleware.
     statics: Option<StaticFiles>,
+    /// `cove dev`: script errors answer with the error page.
+    dev_errors: Option<DevErrors>,
 }
 
 impl<A: App + 'static> ScriptHandler<A> {
-    pub fn new(app: A, max_body: usize) -> Self {
+    /// Serve `app` with the body limit of `config`, and, when it asks for
+    /// them (`cove dev`), error pages.
+    pub fn new(app: A, config: &ServerConfig) -> Self {
         ScriptHandler {
             app,
-            max_body,
+            max_body: config.limits.max_body,
             commit_scheduled: Cell::new(false),
             committed: Notify::new(),
             statics: None,
+            dev_errors: config.dev_errors.clone().map(DevErrors::new),
         }
     }
 
@@ -186,13 +193,6 @@ async fn drive<E: Engine>(
     }
 }
 
-fn finish(ex: Exchange) -> HttpResponse {
-    for err in &ex.errors {
-        log::error(&format!("{} {}: {}", ex.req.method, ex.req.path, err));
-    }
-    to_http(ex.res)
-}
-
 impl<A: App + 'static> Handler for ScriptHandler<A> {
     async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
         let (mut parts, body) = req.into_parts();
@@ -224,7 +224,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
             }
             if flow == Flow::Stop {
                 return match engine.touched_group(&state) {
-                    None => finish(ex),
+                    None => self.finish(ex),
                     Some(group) => self.respond_committed(ex, group).await,
                 };
             }
@@ -253,7 +253,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         // A response that acknowledges no write goes out without a wait
         // (and without moving the exchange into one more future).
         match engine.touched_group(&state) {
-            None => finish(ex),
+            None => self.finish(ex),
             Some(group) => self.respond_committed(ex, group).await,
         }
     }
@@ -284,6 +284,18 @@ impl<A: App + 'static> ScriptHandler<A> {
         Some(res)
     }
 
+    /// The response for `ex`, its script errors logged (and, in `cove dev`,
+    /// shown).
+    fn finish(&self, mut ex: Exchange) -> HttpResponse {
+        for err in &ex.errors {
+            log::error(&format!("{} {}: {}", ex.req.method, ex.req.path, err));
+        }
+        if let Some(dev) = &self.dev_errors {
+            dev.apply(&mut ex);
+        }
+        to_http(ex.res)
+    }
+
     /// Send the response once the writes it acknowledges (those of write
     /// group `group`) are committed.
     async fn respond_committed(self: &Rc<Self>, mut ex: Exchange, group: u64) -> HttpResponse {
@@ -291,7 +303,7 @@ impl<A: App + 'static> ScriptHandler<A> {
         if !self.committed(group).await {
             ex.res = cove_core::Response::plain(500, "Internal Server Error");
         }
-        finish(ex)
+        self.finish(ex)
     }
 }
 

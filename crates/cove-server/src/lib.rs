@@ -2,11 +2,12 @@
 //! current-thread tokio runtime, SO_REUSEPORT listener and app instance;
 //! hyper HTTP/1.1 with keep-alive and pipelining; graceful shutdown; and, for
 //! `cove dev`, replacing every worker's handler without closing its listener;
-//! the app's `static/` files.
+//! the app's `static/` files; in `cove dev`, an error page for script errors.
 
 mod body;
 mod config;
 mod convert;
+mod dev_error;
 mod handler;
 mod holder;
 mod listener;

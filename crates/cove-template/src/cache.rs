@@ -55,6 +55,10 @@ pub trait Loader {
     fn describe(&self, name: &str) -> String {
         format!("templates/{name}")
     }
+    /// Every template name, for [`Templates::compile_all`]; none by default.
+    fn names(&self) -> io::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 /// Templates live under `templates/` of the app, on disk or in the pack.
@@ -62,6 +66,9 @@ impl Loader for AppFiles {
     fn load(&self, name: &str) -> io::Result<Vec<u8>> {
         self.read(&format!("templates/{name}"))
             .map(|c| c.into_owned())
+    }
+    fn names(&self) -> io::Result<Vec<String>> {
+        crate::check::names(self)
     }
 }
 
@@ -122,6 +129,10 @@ impl Templates {
             cache: HashMap::new(),
             limits,
         }
+    }
+
+    pub(crate) fn loader(&self) -> &dyn Loader {
+        &*self.loader
     }
 
     /// The field names compiled so far (see [`Names`]).

@@ -15,6 +15,7 @@
 mod ascii;
 mod ast;
 mod cache;
+mod check;
 mod error;
 mod expr;
 mod filters;

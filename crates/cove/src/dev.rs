@@ -5,7 +5,13 @@
 //! applies new migrations with the main database connection, then has every
 //! worker build a new VM next to its current one; only if all of them loaded
 //! the app do they switch (`cove_server::Reload`). Otherwise the error
-//! (file:line) is logged and the last good version goes on serving.
+//! (file:line) is logged and the last good version goes on serving. Each
+//! new VM compiles every template of the app as it loads: one that does not
+//! parse fails the reload as a broken app.lua does (rather than its first
+//! request), and a VM goes on rendering the templates it was built with.
+//!
+//! A script error answers with an error page (`cove_server`'s `dev_error`)
+//! instead of serve mode's plain `Internal Server Error`.
 
 mod watch;
 
@@ -39,7 +45,8 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
         );
     }
     serve::init(args);
-    let config = serve::server_config(args, &app)?;
+    let mut config = serve::server_config(args, &app)?;
+    config.dev_errors = Some(app.files.clone());
     // Before the database: a server that cannot listen leaves none behind.
     cove_server::check_addr(config.addr)?;
     let lock = WriteLock::default();
@@ -73,22 +80,29 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
         lock,
         files: app.files.clone(),
     };
-    let max_body = config.limits.max_body;
     // Kept across reloads: an edit does not reset rate limits or counters.
     let shared = serve::shared_state(args)?;
     let served = match app.runtime {
         Runtime::Js => {
-            let load = move |db| JsEngine::load(&script, db, &shared);
+            let load = move |db| {
+                let app = JsEngine::load(&script, db, &shared)?;
+                templates(app.engine.compile_templates(&script.files))?;
+                Ok(app)
+            };
             cove_server::serve(
                 &config,
-                reloading(reload.clone(), opener.handlers(load, max_body)),
+                reloading(reload.clone(), opener.handlers(load, &config)),
             )
         }
         Runtime::Lua => {
-            let load = move |db| LuaEngine::load(&script, db, &shared);
+            let load = move |db| {
+                let app = LuaEngine::load(&script, db, &shared)?;
+                templates(app.engine.compile_templates(&script.files))?;
+                Ok(app)
+            };
             cove_server::serve(
                 &config,
-                reloading(reload.clone(), opener.handlers(load, max_body)),
+                reloading(reload.clone(), opener.handlers(load, &config)),
             )
         }
     };
@@ -174,14 +188,28 @@ impl Dev {
         serve::apply_migrations(&mut self.main_db, &self.script.files).map_err(|e| format!("{e:#}"))
     }
 
-    /// Load the app once in a fresh VM, as a worker will.
+    /// Load the app once in a fresh VM, as a worker will, templates included.
     fn test_load(&self) -> Result<(), String> {
         let conn = crate::target::open(&self.db, &self.lock)?;
-        match self.runtime {
-            Runtime::Js => JsEngine::load(&self.script, conn, &Shared::default()).map(drop),
-            Runtime::Lua => LuaEngine::load(&self.script, conn, &Shared::default()).map(drop),
-        }
+        let (script, shared) = (&self.script, &Shared::default());
+        templates(match self.runtime {
+            Runtime::Js => JsEngine::load(script, conn, shared)?
+                .engine
+                .compile_templates(&script.files),
+            Runtime::Lua => LuaEngine::load(script, conn, shared)?
+                .engine
+                .compile_templates(&script.files),
+        })
     }
+}
+
+/// The outcome of compiling every template, as a load error: each broken
+/// template as `templates/x.html:3:14: message`, joined by `; `.
+fn templates(compiled: Result<usize, Vec<cove_template::Error>>) -> Result<(), String> {
+    compiled.map(drop).map_err(|errors| {
+        let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        shown.join("; ")
+    })
 }
 
 /// `2 files changed: app.lua, lib.lua`, naming at most three.

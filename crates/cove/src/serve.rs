@@ -110,18 +110,17 @@ pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
         lock,
         files: app.files.clone(),
     };
-    let max_body = config.limits.max_body;
     // One store for every worker's VM: rate limits and counters are per
     // server, or per deployment on Redis.
     let shared = shared_state(args)?;
     let served = match app.runtime {
         Runtime::Js => cove_server::serve(
             &config,
-            opener.handlers(move |db| JsEngine::load(&script, db, &shared), max_body),
+            opener.handlers(move |db| JsEngine::load(&script, db, &shared), &config),
         ),
         Runtime::Lua => cove_server::serve(
             &config,
-            opener.handlers(move |db| LuaEngine::load(&script, db, &shared), max_body),
+            opener.handlers(move |db| LuaEngine::load(&script, db, &shared), &config),
         ),
     };
     served.map_err(load_failed)?;
@@ -168,6 +167,7 @@ pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerC
         workers,
         limits,
         label: app.runtime.label().to_string(),
+        dev_errors: None,
     })
 }
 
@@ -181,19 +181,21 @@ pub(crate) struct DbOpener {
 
 impl DbOpener {
     /// The per-worker handler factory for `cove_server::serve`: a connection
-    /// of its own, and `load` building the app with it on the worker thread.
+    /// of its own, and `load` building the app with it on the worker thread,
+    /// served as `config` says.
     pub fn handlers<A, L>(
         self,
         load: L,
-        max_body: usize,
+        config: &ServerConfig,
     ) -> impl Fn(usize) -> Result<ScriptHandler<A>, String> + Send + Sync + 'static
     where
         A: App + 'static,
         L: Fn(Db) -> Result<A, String> + Send + Sync + 'static,
     {
+        let config = config.clone();
         move |_| {
             let conn = crate::target::open(&self.path, &self.lock)?;
-            Ok(ScriptHandler::new(load(conn)?, max_body).with_static_files(self.files.clone()))
+            Ok(ScriptHandler::new(load(conn)?, &config).with_static_files(self.files.clone()))
         }
     }
 }
@@ -204,6 +206,7 @@ pub fn baseline(args: &BaselineArgs) -> Result<()> {
         workers: args.workers.unwrap_or_else(default_workers),
         limits: Limits::default(),
         label: "baseline, no script".to_string(),
+        dev_errors: None,
     };
     cove_server::serve(&config, |_| Ok(Baseline))?;
     Ok(())

@@ -10,6 +10,7 @@ mod conformance;
 mod crypto;
 mod db;
 mod dev;
+mod dev_errors;
 mod errors;
 mod examples;
 mod examples_auth;
