@@ -93,7 +93,13 @@ impl Watcher {
         }
         let changed = diff(&self.last, &now);
         self.last = now;
+        // `cove build` run in the app directory writes an executable there;
+        // it is output, not an edit (a removed one no longer reads as built,
+        // and its removal reloads once).
         changed
+            .into_iter()
+            .filter(|rel| !is_built_exe(&self.dir.join(rel)))
+            .collect()
     }
 
     fn scan(&mut self) -> Snapshot {
@@ -161,6 +167,13 @@ fn ignored_name(rel: &str) -> bool {
     database || name.ends_with('~') || name.ends_with(".swp") || name.starts_with('#')
 }
 
+/// Whether `path` is an executable `cove build` wrote (its trailer says so).
+fn is_built_exe(path: &Path) -> bool {
+    std::fs::File::open(path)
+        .ok()
+        .is_some_and(|mut f| matches!(crate::pack::find(&mut f), Ok(Some(_))))
+}
+
 /// Relative paths that differ between two snapshots, sorted.
 fn diff(old: &Snapshot, new: &Snapshot) -> Vec<String> {
     let mut changed: Vec<String> = new
@@ -209,6 +222,22 @@ mod tests {
 
         std::fs::remove_file(root.join("migrations/002_x.sql")).unwrap();
         assert_eq!(w.changed(), vec!["migrations/002_x.sql"]);
+    }
+
+    #[test]
+    fn an_executable_cove_build_wrote_is_not_an_edit() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("app.lua"), "-- v1").unwrap();
+        let mut w = Watcher::new(&root, &root.join("data.db"));
+        let base = root.join("base");
+        std::fs::write(&base, "not really cove").unwrap();
+        let files = [("app.lua".to_string(), b"-- v1".to_vec())].into();
+        crate::pack::write_exe(&base, &root.join("app"), "app", &files).unwrap();
+        std::fs::remove_file(&base).unwrap();
+        assert!(w.changed().is_empty(), "the built file reloaded the app");
+        std::fs::write(root.join("app.lua"), "-- version 2").unwrap();
+        assert_eq!(w.changed(), vec!["app.lua"]);
     }
 
     #[test]
