@@ -7,6 +7,16 @@ import { time } from "hull:time";
 
 const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
 
+// What `try` caught, as app.lua's `caught` reports it.
+const caught = (f) => {
+  try {
+    f();
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, message: e.message };
+  }
+};
+
 // Routing -----------------------------------------------------------------
 app.get("/users/:id", (req, res) => res.json({ id: req.params.id }));
 app.get("/users/:id/posts/:post", (req, res) => res.json({ id: req.params.id, post: req.params.post }));
@@ -263,6 +273,42 @@ app.get("/crypto/fresh", (req, res) => {
 });
 app.get("/crypto/bad-nonce", (req, res) => res.text(crypto.secretbox("x", "00", KEY)));
 app.get("/crypto/bad-random", (req, res) => res.text(crypto.random(0)));
+app.get("/crypto/caught", (req, res) => {
+  res.json({
+    nonce: caught(() => crypto.secretbox("x", "00", KEY)),
+    random: caught(() => crypto.random(0)),
+  });
+});
+// Data as bytes: an ArrayBuffer, a Uint8Array (also a window of a larger
+// buffer), another typed array, a DataView.
+app.get("/crypto/bytes", (req, res) => {
+  const raw = new Uint8Array([0, 1, 2, 255]);
+  const window = new Uint8Array([9, 0, 1, 2, 255, 9]).subarray(1, 5);
+  res.json({
+    b64: crypto.base64urlEncode(raw),
+    sha256: crypto.sha256(raw.buffer),
+    sha256_u16: crypto.sha256(new Uint16Array(new Uint8Array([0, 1, 2, 255]).buffer)),
+    sha512_head: crypto.sha512(new DataView(raw.buffer)).slice(0, 16),
+    hmac: crypto.hmacSha256(window, "4a656665"),
+    random_b64_len: crypto.base64urlEncode(crypto.random(16)).length,
+    random_sha_len: crypto.sha256(crypto.random(16)).length,
+  });
+});
+
+// ---- app.* after load (Hull §3.1, §11.2) -----------------------------------
+import { env } from "hull:env";
+import { http } from "hull:http";
+app.get("/app/late-route", (req, res) => {
+  res.json(caught(() => app.get("/late", () => {})));
+});
+app.get("/app/late-manifest", (req, res) => {
+  res.json({
+    manifest: caught(() => app.manifest({ hosts: ["127.0.0.1"], env: ["HOME"] })),
+    stored_is_nil: app.getManifest() === undefined || app.getManifest() === null,
+    http: caught(() => http.get("http://127.0.0.1:9/")),
+    env: caught(() => env.get("HOME")),
+  });
+});
 
 // ---- templates (Hull §7) ----------------------------------------------------
 import { template } from "hull:template";

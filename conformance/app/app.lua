@@ -5,6 +5,17 @@ local function hex(s)
   return (s:gsub(".", function(c) return string.format("%02x", c:byte()) end))
 end
 
+-- What `pcall(f)` caught, as JS's `e.message` reads: a string positioned at
+-- the calling line (`app.lua:12: `, required and removed here), no
+-- "runtime error:", no traceback.
+local function caught(f)
+  local ok, err = pcall(f)
+  if ok then return { ok = true } end
+  if type(err) ~= "string" then return { ok = false, error_type = type(err) } end
+  local msg, located = err:gsub("^app%.lua:%d+: ", "", 1)
+  return { ok = false, message = located == 1 and msg or ("not located: " .. err) }
+end
+
 -- Routing -----------------------------------------------------------------
 app.get("/users/:id", function(req, res) res:json({ id = req.params.id }) end)
 app.get("/users/:id/posts/:post", function(req, res)
@@ -258,6 +269,38 @@ app.get("/crypto/bad-nonce", function(req, res)
 end)
 app.get("/crypto/bad-random", function(req, res)
   res:text(crypto.random(0))
+end)
+app.get("/crypto/caught", function(req, res)
+  res:json({
+    nonce = caught(function() local _ = crypto.secretbox("x", "00", KEY) end),
+    random = caught(function() local _ = crypto.random(0) end),
+  })
+end)
+-- Data as bytes: Lua strings hold bytes (JS passes ArrayBuffers and views).
+app.get("/crypto/bytes", function(req, res)
+  local raw = "\0\1\2\255"
+  res:json({
+    b64 = crypto.base64url_encode(raw),
+    sha256 = crypto.sha256(raw),
+    sha256_u16 = crypto.sha256(raw),
+    sha512_head = crypto.sha512(raw):sub(1, 16),
+    hmac = crypto.hmac_sha256(raw, "4a656665"),
+    random_b64_len = #crypto.base64url_encode(crypto.random(16)),
+    random_sha_len = #crypto.sha256(crypto.random(16)),
+  })
+end)
+
+-- app.* after load (Hull §3.1, §11.2) ---------------------------------------
+app.get("/app/late-route", function(req, res)
+  res:json(caught(function() app.get("/late", function() end) end))
+end)
+app.get("/app/late-manifest", function(req, res)
+  res:json({
+    manifest = caught(function() app.manifest({ hosts = { "127.0.0.1" }, env = { "HOME" } }) end),
+    stored_is_nil = app.get_manifest() == nil,
+    http = caught(function() local _ = http.get("http://127.0.0.1:9/") end),
+    env = caught(function() local _ = env.get("HOME") end),
+  })
 end)
 
 -- templates (Hull §7) ----------------------------------------------------------

@@ -40,3 +40,20 @@ app.get("/kv/not-integer", (req, res) => {
   kv.set("word", "hello");
   kv.incr("word");
 });
+
+// What `try` caught, as app.lua's `/kv/caught` reports it.
+app.get("/kv/caught", (req, res) => {
+  const caught = (f) => {
+    try {
+      f();
+      return { ok: true };
+    } catch (e) {
+      return { ok: false, message: e.message };
+    }
+  };
+  kv.set("word", "hello");
+  res.json({
+    ttl: caught(() => kv.set("t", "v", -5)),
+    incr: caught(() => kv.incr("word")),
+  });
+});

@@ -39,3 +39,19 @@ app.get("/kv/not-integer", function(req, res)
   kv.set("word", "hello")
   kv.incr("word")
 end)
+
+-- What pcall caught: a plain string positioned at the calling line.
+app.get("/kv/caught", function(req, res)
+  local function caught(f)
+    local ok, err = pcall(f)
+    if ok then return { ok = true } end
+    if type(err) ~= "string" then return { ok = false, error_type = type(err) } end
+    local msg, located = err:gsub("^app%.lua:%d+: ", "", 1)
+    return { ok = false, message = located == 1 and msg or ("not located: " .. err) }
+  end
+  kv.set("word", "hello")
+  res:json({
+    ttl = caught(function() kv.set("t", "v", -5) end),
+    incr = caught(function() kv.incr("word") end),
+  })
+end)

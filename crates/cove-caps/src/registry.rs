@@ -55,8 +55,15 @@ impl<H> Registry<H> {
         Ok(())
     }
 
-    /// `app.manifest(value)`: allowed once.
+    /// `app.manifest(value)`: allowed once, while the app loads. A call
+    /// from a handler must not grant `env`, `http` or `smtp` to the worker
+    /// that runs it.
     pub fn set_manifest(&mut self, raw: serde_json::Value) -> Result<(), String> {
+        if !self.loading {
+            return Err(
+                "app.manifest: only at load time (at the top level of the app file)".to_string(),
+            );
+        }
         if self.manifest.is_some() {
             return Err(ManifestError::Twice.to_string());
         }
@@ -101,6 +108,11 @@ impl<H> Registry<H> {
 
     pub fn routes(&self) -> &RouteTable {
         &self.routes
+    }
+
+    /// What `app.manifest(...)` declared, if it was called.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.manifest.as_ref()
     }
 }
 
@@ -157,6 +169,21 @@ mod tests {
         r.set_manifest(serde_json::json!({"env": ["A"]})).unwrap();
         assert_eq!(r.env_allow(), Some(&["A".to_string()][..]));
         assert!(r.set_manifest(serde_json::json!({})).is_err());
+    }
+
+    #[test]
+    fn the_manifest_is_set_while_loading_only() {
+        let mut r: Registry<()> = Registry::default();
+        r.finish();
+        let err = r
+            .set_manifest(serde_json::json!({"hosts": ["x.com"], "env": ["A"]}))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "app.manifest: only at load time (at the top level of the app file)"
+        );
+        assert!(r.hosts().is_empty());
+        assert_eq!(r.env_allow(), None);
     }
 
     #[test]

@@ -10,10 +10,17 @@ use cove_caps::crypto::{Arg, ArgValue, CryptoError, CryptoFn, CryptoResult, Out,
 use cove_core::{Job, JobOutput};
 
 use crate::host::Host;
+use crate::native::type_name;
 
-/// Data argument: a string, as its UTF-8 bytes (Hull §6.5).
-fn bytes_of(v: &Value<'_>) -> Option<Vec<u8>> {
-    v.as_string()?.to_string().ok().map(String::into_bytes)
+/// Data argument (Hull §6.5, crypto/mod.rs `Arg::Bytes`): a string as its
+/// UTF-8 bytes, or bytes: an `ArrayBuffer` (what `crypto.random` returns),
+/// a typed array (`Uint8Array`, …) or a `DataView`, each as the bytes it
+/// covers. `None`: none of these.
+fn bytes_of(v: &Value<'_>) -> rquickjs::Result<Option<Vec<u8>>> {
+    if let Some(s) = v.as_string() {
+        return Ok(Some(s.to_string()?.into_bytes()));
+    }
+    crate::bytes::binary_of(v)
 }
 
 fn args_of<'js>(
@@ -30,10 +37,15 @@ fn args_of<'js>(
                 .cloned()
                 .unwrap_or_else(|| Value::new_undefined(ctx.clone()));
             match kind {
-                Arg::Bytes => bytes_of(&v).map(ArgValue::Bytes).ok_or_else(|| {
+                Arg::Bytes => bytes_of(&v)?.map(ArgValue::Bytes).ok_or_else(|| {
                     Exception::throw_type(
                         ctx,
-                        &format!("crypto.{}: argument {} must be a string", f.js, i + 1),
+                        &format!(
+                            "crypto.{}: argument {} must be a string or bytes (an ArrayBuffer or a Uint8Array), got {}",
+                            f.js,
+                            i + 1,
+                            type_name(&v)
+                        ),
                     )
                 }),
                 // A non-integer count is out of range, like Hull's RangeError.

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use rquickjs::function::Opt;
-use rquickjs::{qjs, Array, ArrayBuffer, Ctx, Object, TypedArray, Value};
+use rquickjs::{qjs, Array, ArrayBuffer, Ctx, Object, Value};
 
 use cove_core::{Job, JobOutput};
 use cove_db::{Db, DbError, Origin, ResultSet, Value as DbValue, ValueRef};
@@ -16,17 +16,6 @@ use crate::native::{set_fn, throw, type_name};
 /// Largest integer a double holds exactly; integral numbers up to it bind
 /// as INTEGER.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
-
-/// Copy `len` bytes at `start` out of an ArrayBuffer (empty if detached).
-fn copy_bytes(buf: &ArrayBuffer<'_>, start: usize, len: usize) -> Vec<u8> {
-    // SAFETY: the slice is copied at once; no JS runs (so nothing can
-    // detach or resize the buffer) while it is borrowed.
-    let bytes = unsafe { buf.as_bytes() };
-    bytes
-        .and_then(|b| b.get(start..start.saturating_add(len)))
-        .unwrap_or_default()
-        .to_vec()
-}
 
 fn param(v: &Value<'_>, i: usize) -> Result<DbValue, String> {
     if v.is_null() || v.is_undefined() {
@@ -51,15 +40,10 @@ fn param(v: &Value<'_>, i: usize) -> Result<DbValue, String> {
             .map(|s| DbValue::Text(s.into_bytes()))
             .map_err(|e| e.to_string());
     }
-    if let Some(buf) = ArrayBuffer::from_value(v.clone()) {
-        return Ok(DbValue::Blob(copy_bytes(&buf, 0, buf.len())));
-    }
-    if let Ok(view) = TypedArray::<u8>::from_value(v.clone()) {
-        let window = || -> rquickjs::Result<Vec<u8>> {
-            let (start, len): (usize, usize) = (view.get("byteOffset")?, view.get("byteLength")?);
-            Ok(copy_bytes(&view.arraybuffer()?, start, len))
-        };
-        return window().map(DbValue::Blob).map_err(|e| e.to_string());
+    match crate::bytes::binary_of(v) {
+        Ok(Some(bytes)) => return Ok(DbValue::Blob(bytes)),
+        Ok(None) => {}
+        Err(e) => return Err(e.to_string()),
     }
     Err(format!(
         "parameter {} is {}; pass strings, numbers, booleans, null or an ArrayBuffer/Uint8Array",

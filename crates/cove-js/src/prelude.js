@@ -41,6 +41,10 @@
 
   // ---- db (Hull §5) ---------------------------------------------------------
   const { dbBegin, dbCommit, dbRollback } = raw;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const AsyncFunctionPrototype = getPrototypeOf(async function () {});
+  const isThenable = (v) =>
+    v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function";
   const db = {
     query: raw.dbQuery,
     exec: raw.dbExec,
@@ -50,15 +54,30 @@
     lastId: raw.dbLastId,
     // "sqlite" or "postgres": for SQL that cannot be written portably.
     dialect: raw.dbDialect,
+    // `fn` must be synchronous: the transaction cannot stay open across an
+    // `await` (the worker runs other requests meanwhile), and committing at
+    // the first `await` would leave what follows outside it. An async
+    // function is refused before it runs; a promise returned any other way
+    // rolls back what `fn` did.
     batch(fn) {
       if (typeof fn !== "function") throw new TypeError("db.batch requires a function");
+      if (getPrototypeOf(fn) === AsyncFunctionPrototype) {
+        throw new TypeError(
+          "db.batch: the function must be synchronous (it is async); do the awaits before or after the batch");
+      }
       dbBegin();
-      let result;
+      let result, promised;
       try {
         result = fn();
+        promised = isThenable(result);
       } catch (e) {
         dbRollback();
         throw e;
+      }
+      if (promised) {
+        dbRollback();
+        throw new TypeError(
+          "db.batch: the function must be synchronous (it returned a promise); do the awaits before or after the batch");
       }
       dbCommit();
       return result;

@@ -1,9 +1,11 @@
 //! The `app` global (Hull §3.1, §11.2): routes, middleware, manifest.
 
-use mlua::{Function, Lua, Table, Value};
+use mlua::{Function, Lua, MultiValue, Table, Value};
 
 use cove_caps::Registry;
 use cove_core::{HandlerId, Phase, RouteTable};
+
+use crate::globals::raising;
 
 /// Per-VM app state, kept in the Lua app data.
 pub(crate) struct AppState {
@@ -29,18 +31,36 @@ fn state_mut(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, AppState>> {
         .ok_or_else(|| mlua::Error::RuntimeError("app state missing".into()))
 }
 
+/// Argument `i` (from 0) of `app.{api}` as a `T` (`expected` names it for
+/// the error).
+fn arg<T: mlua::FromLua>(
+    lua: &Lua,
+    args: &MultiValue,
+    i: usize,
+    (api, what, expected): (&str, &str, &str),
+) -> mlua::Result<T> {
+    let v = args.get(i).cloned().unwrap_or(Value::Nil);
+    let got = v.type_name();
+    T::from_lua(v, lua).map_err(|_| {
+        mlua::Error::runtime(format!("app.{api}: {what} must be a {expected}, got {got}"))
+    })
+}
+
 fn register(
     lua: &Lua,
     api: &str,
     f: Function,
     add: impl FnOnce(&mut RouteTable, HandlerId) -> Result<(), cove_core::RouteError>,
-) -> mlua::Result<()> {
+) -> mlua::Result<MultiValue> {
     state_mut(lua)?
         .registry
         .register(api, f, add)
-        .map_err(mlua::Error::RuntimeError)
+        .map_err(mlua::Error::RuntimeError)?;
+    Ok(MultiValue::new())
 }
 
+/// Every `app.*` function raises its failures as plain strings at the
+/// caller's line (globals.rs `raising`), as `db.*` does.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     let app: Table = lua.create_table()?;
     for (api, method) in [
@@ -52,22 +72,32 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
         ("patch", "PATCH"),
         ("options", "OPTIONS"),
     ] {
-        let f = lua.create_function(move |lua, (pattern, f): (String, Function)| {
+        let f = raising(lua, move |lua, args| {
+            let pattern: String = arg(lua, &args, 0, (api, "the pattern", "string"))?;
+            let f = arg(lua, &args, 1, (api, "the handler", "function"))?;
             register(lua, api, f, |t, id| t.add_route(method, &pattern, id))
         })?;
         app.raw_set(api, f)?;
     }
     for (api, phase) in [("use", Phase::Pre), ("use_post", Phase::Post)] {
-        let f = lua.create_function(
-            move |lua, (method, pattern, f): (String, String, Function)| {
-                register(lua, api, f, |t, id| {
-                    t.add_middleware(phase, &method, &pattern, id)
-                })
-            },
-        )?;
+        let f = raising(lua, move |lua, args| {
+            let method: String = arg(lua, &args, 0, (api, "the method", "string"))?;
+            let pattern: String = arg(lua, &args, 1, (api, "the pattern", "string"))?;
+            let f = arg(lua, &args, 2, (api, "the middleware", "function"))?;
+            register(lua, api, f, |t, id| {
+                t.add_middleware(phase, &method, &pattern, id)
+            })
+        })?;
         app.raw_set(api, f)?;
     }
-    app.raw_set("manifest", lua.create_function(set_manifest)?)?;
+    app.raw_set(
+        "manifest",
+        raising(lua, |lua, args| {
+            let t = arg(lua, &args, 0, ("manifest", "the argument", "table"))?;
+            set_manifest(lua, t)?;
+            Ok(MultiValue::new())
+        })?,
+    )?;
     app.raw_set(
         "get_manifest",
         lua.create_function(|lua, ()| Ok(state_mut(lua)?.manifest_value.clone()))?,

@@ -1,12 +1,14 @@
 //! The `crypto` global: every function of cove-caps' crypto table under its
 //! Lua name, converting arguments and results only. Slow functions (PBKDF2)
-//! are made with suspend.rs, so a handler can suspend on them.
+//! are made with suspend.rs, so a handler can suspend on them. Failures of
+//! either kind raise plain strings at the caller's line.
 
 use mlua::{Lua, MultiValue, Value};
 
 use cove_caps::crypto::{Arg, ArgValue, CryptoFn, CryptoResult, Out, FUNCTIONS};
 use cove_core::{Job, JobOutput};
 
+use crate::globals::raising;
 use crate::suspend::{output, slow_function, Start};
 
 pub(crate) fn args_of(f: &CryptoFn, args: &MultiValue) -> mlua::Result<Vec<ArgValue>> {
@@ -70,7 +72,7 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
                 Ok(Start::Job(Job::new(move || f.call(&args, f.lua)), finish))
             })?
         } else {
-            lua.create_function(move |lua, args: MultiValue| {
+            raising(lua, move |lua, args| {
                 let args = args_of(f, &args)?;
                 let out = f
                     .call(&args, f.lua)

@@ -3,12 +3,14 @@
 //! On the local store each is a plain function (it answers at once); on
 //! Redis each is a slow function (suspend.rs): the handler suspends while
 //! the command is on its way, and the worker serves other requests.
+//! Failures raise plain strings at the caller's line either way.
 
 use mlua::{Lua, MultiValue, Table, Value};
 
 use cove_caps::kv::{Kv, KvArg, KvCall, KvFn, KvOut, KvParam, KvValue, FUNCTIONS};
 use cove_core::{Job, JobOutput};
 
+use crate::globals::raising;
 use crate::suspend::{output, slow_function, Start};
 
 pub(crate) const MODULE: &str = "hull.kv";
@@ -72,11 +74,11 @@ pub(crate) fn module(lua: &Lua, kv: &Kv) -> mlua::Result<Table> {
     for f in FUNCTIONS {
         let kv = kv.clone();
         let func = if kv.is_local() {
-            lua.create_function(move |lua, args: MultiValue| {
+            raising(lua, move |lua, args| {
                 let out = f
                     .call(&kv, &args_of(f, &args)?)
                     .map_err(mlua::Error::runtime)?;
-                to_lua(lua, out)
+                one(lua, out)
             })?
         } else {
             slow_function(lua, move |lua, args| {

@@ -3,6 +3,7 @@
 
 mod util;
 
+mod api_fixes;
 mod browser;
 mod build;
 mod cli;

@@ -1,0 +1,39 @@
+//! Bytes out of JS values: an `ArrayBuffer`, a typed array (`Uint8Array`,
+//! …) or a `DataView`, each as the bytes it covers. Used by `db` (BLOB
+//! parameters) and `crypto` (data arguments).
+#![allow(unsafe_code)]
+
+use rquickjs::{qjs, ArrayBuffer, Value};
+
+/// The bytes `v` holds if it is binary; `None` for any other value.
+pub(crate) fn binary_of(v: &Value<'_>) -> rquickjs::Result<Option<Vec<u8>>> {
+    if let Some(buf) = ArrayBuffer::from_value(v.clone()) {
+        return Ok(Some(copy_bytes(&buf, 0, buf.len())));
+    }
+    let Some(view) = v.as_object().filter(|_| is_view(v)) else {
+        return Ok(None);
+    };
+    // The window is read before the bytes are borrowed: the getters are JS.
+    let buf: ArrayBuffer<'_> = view.get("buffer")?;
+    let (start, len): (usize, usize) = (view.get("byteOffset")?, view.get("byteLength")?);
+    Ok(Some(copy_bytes(&buf, start, len)))
+}
+
+/// Whether `v` is a typed array or a `DataView` (`ArrayBuffer.isView`).
+fn is_view(v: &Value<'_>) -> bool {
+    let raw = v.as_raw();
+    // SAFETY: both only read the class of a live value.
+    unsafe { qjs::JS_GetTypedArrayType(raw) >= 0 || qjs::JS_IsDataView(raw) }
+}
+
+/// Copy `len` bytes at `start` out of an ArrayBuffer (empty if detached or
+/// out of range).
+fn copy_bytes(buf: &ArrayBuffer<'_>, start: usize, len: usize) -> Vec<u8> {
+    // SAFETY: the slice is copied at once; no JS runs (so nothing can
+    // detach or resize the buffer) while it is borrowed.
+    let bytes = unsafe { buf.as_bytes() };
+    bytes
+        .and_then(|b| b.get(start..start.saturating_add(len)))
+        .unwrap_or_default()
+        .to_vec()
+}
