@@ -328,6 +328,13 @@ impl JsEngine {
         Ok(Outcome::Done(flow_of(&ret)))
     }
 
+    /// The manifest the app declared while loading, as it wrote it
+    /// (`cove build --sign` records it; `--verify-sig` compares it).
+    pub fn manifest(&self) -> Option<serde_json::Value> {
+        let registry = self.host.registry.borrow();
+        registry.manifest().map(|m| m.raw.clone())
+    }
+
     /// `cove test`: http and smtp stay unconfigured (Hull §9.1).
     pub(crate) fn disable_outbound(&self) {
         self.host.registry.borrow_mut().disable_outbound();

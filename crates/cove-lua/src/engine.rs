@@ -183,6 +183,13 @@ impl LuaEngine {
     fn with_db<R>(&self, f: impl FnOnce(&mut Db) -> R) -> R {
         f(&mut self.db.borrow_mut())
     }
+
+    /// The manifest the app declared while loading, as it wrote it
+    /// (`cove build --sign` records it; `--verify-sig` compares it).
+    pub fn manifest(&self) -> Option<serde_json::Value> {
+        let state = self.lua.app_data_ref::<AppState>()?;
+        state.registry.manifest().map(|m| m.raw.clone())
+    }
 }
 
 impl Engine for LuaEngine {

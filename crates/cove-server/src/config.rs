@@ -1,4 +1,5 @@
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use cove_core::{AppFiles, Limits};
 
@@ -8,6 +9,8 @@ pub struct ServerConfig {
     pub addr: SocketAddr,
     pub workers: usize,
     pub limits: Limits,
+    /// What a client may send and how slowly.
+    pub http: HttpLimits,
     /// Shown in the startup line, e.g. "Lua runtime".
     pub label: String,
     /// `cove dev` only: a script error answers with a page that shows it
@@ -15,4 +18,33 @@ pub struct ServerConfig {
     /// (`crate::dev_error`). `None`, as in serve mode and built apps, keeps
     /// the plain `Internal Server Error`.
     pub dev_errors: Option<AppFiles>,
+}
+
+/// The HTTP/1.1 limits and timeouts (docs/security.md, "HTTP limits and
+/// timeouts"); the defaults are those of `cove --help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// Largest request head (request line and headers), in bytes: above it
+    /// the answer is 431 and the connection is closed.
+    pub max_header: usize,
+    /// Longest request target (path and query), in bytes: above it, 414.
+    pub max_url: usize,
+    /// Time a client has to send a whole request head, counted from when
+    /// it connected (first request) or from the first byte of a later
+    /// request: then 408, or a plain close if it sent nothing at all.
+    pub header_timeout: Duration,
+    /// Time a kept-alive connection may wait for its next request, or a
+    /// response wait for the client to read any of it, before it is closed.
+    pub idle_timeout: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_header: 64 * 1024,
+            max_url: 8 * 1024,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
+        }
+    }
 }

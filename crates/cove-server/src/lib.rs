@@ -11,13 +11,15 @@ mod dev_error;
 mod handler;
 mod holder;
 mod listener;
+mod reject;
 mod reload;
 mod serve;
 mod static_files;
+mod timeouts;
 mod worker;
 
 pub use body::Body;
-pub use config::ServerConfig;
+pub use config::{HttpLimits, ServerConfig};
 pub use handler::{Baseline, Handler, ScriptHandler};
 pub use reload::{reloading, Reload, Reloading};
-pub use serve::{check_addr, serve, ServerError};
+pub use serve::{check_addr, serve, serve_then, ServerError};

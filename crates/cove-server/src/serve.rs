@@ -25,6 +25,9 @@ pub enum ServerError {
     /// The app failed to load on a worker; the message names file and line.
     #[error("{0}")]
     Load(String),
+    /// The `ready` step of [`serve_then`] failed.
+    #[error("{0}")]
+    Ready(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -46,6 +49,18 @@ where
     H: Handler,
     F: Fn(usize) -> Result<H, String> + Send + Sync + 'static,
 {
+    serve_then(config, make, || Ok(()))
+}
+
+/// [`serve`], running `ready` on the calling thread once every worker has
+/// built its handler, before the startup line (the kernel sandbox's last
+/// step). If it fails, the workers stop and so does the server.
+pub fn serve_then<H, F, R>(config: &ServerConfig, make: F, ready: R) -> Result<(), ServerError>
+where
+    H: Handler,
+    F: Fn(usize) -> Result<H, String> + Send + Sync + 'static,
+    R: FnOnce() -> Result<(), String>,
+{
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -64,6 +79,7 @@ where
     let local = listeners[0].local_addr()?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let drain = Duration::from_millis(config.limits.drain_timeout_ms);
+    let http = config.http;
     let make = Arc::new(make);
     let mut workers: Vec<JoinHandle<()>> = Vec::new();
     for (i, l) in listeners.into_iter().enumerate() {
@@ -75,7 +91,7 @@ where
             .spawn(move || match make(i) {
                 Ok(handler) => {
                     let _ = ready_tx.send(Ok(()));
-                    if let Err(e) = worker::run(handler, l, stop, drain) {
+                    if let Err(e) = worker::run(handler, l, stop, http, drain) {
                         log::error(&format!("worker {i} stopped: {e}"));
                     }
                 }
@@ -92,6 +108,11 @@ where
             join_all(workers);
             return Err(ServerError::Load(msg));
         }
+    }
+    if let Err(msg) = ready() {
+        let _ = stop_tx.send(true);
+        join_all(workers);
+        return Err(ServerError::Ready(msg));
     }
     log::info(&format!(
         "listening on http://{local} ({}, {} worker{})",

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -17,14 +17,27 @@ use tokio::task::LocalSet;
 
 use cove_core::log;
 
-use crate::Handler;
+use crate::config::HttpLimits;
+use crate::timeouts::Timed;
+use crate::{reject, Handler};
 
-fn http_builder() -> http1::Builder {
+/// Request headers allowed (more → 431 from hyper). hyper's own default:
+/// up to it, the parser keeps them on the stack.
+const MAX_HEADERS: usize = 100;
+
+/// hyper's default read buffer limit (~400 KiB); a head must fit in it.
+const HYPER_MAX_BUF: usize = 8192 + 4096 * 100;
+
+fn http_builder(limits: &HttpLimits) -> http1::Builder {
     let mut b = http1::Builder::new();
     b.keep_alive(true)
-        .max_headers(100)
-        .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(30));
+        .max_headers(MAX_HEADERS)
+        // hyper answers a head over this with 431 and closes.
+        .max_header_size(limits.max_header)
+        .max_buf_size(limits.max_header.max(HYPER_MAX_BUF))
+        // `Timed` keeps the header and idle timeouts: hyper's one timer
+        // cannot tell a slow head from an idle connection, nor send 408.
+        .header_read_timeout(None);
     b
 }
 
@@ -32,6 +45,7 @@ pub(crate) fn run<H: Handler>(
     handler: H,
     listener: StdListener,
     mut shutdown: watch::Receiver<bool>,
+    limits: HttpLimits,
     drain: Duration,
 ) -> io::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -42,16 +56,27 @@ pub(crate) fn run<H: Handler>(
         let handler = Rc::new(handler);
         handler.start();
         let graceful = GracefulShutdown::new();
-        let builder = http_builder();
+        let builder = http_builder(&limits);
+        let max_url = limits.max_url;
         loop {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
                         let _ = stream.set_nodelay(true);
+                        let stream = Timed::new(stream, &limits);
+                        let activity = stream.activity();
                         let h = handler.clone();
                         let service = service_fn(move |req| {
-                            let h = h.clone();
-                            async move { Ok::<_, Infallible>(h.handle(req).await) }
+                            activity.busy();
+                            let (h, activity) = (h.clone(), activity.clone());
+                            async move {
+                                let res = match reject::check(&req, max_url) {
+                                    Some(refused) => refused,
+                                    None => h.handle(req).await,
+                                };
+                                activity.answered();
+                                Ok::<_, Infallible>(res)
+                            }
                         });
                         let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
                         tokio::task::spawn_local(async move {

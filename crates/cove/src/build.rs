@@ -14,7 +14,7 @@ use cove_core::{walk_app_dir, AppFiles, Pack};
 
 use crate::cli::{BuildArgs, ServeArgs};
 use crate::leave_out::LeaveOut;
-use crate::{app, pack, serve};
+use crate::{app, pack, serve, sign};
 
 pub fn run(args: &BuildArgs) -> Result<i32> {
     let target = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -30,6 +30,8 @@ pub fn run(args: &BuildArgs) -> Result<i32> {
     }
     let root = app_root(&target)?;
     let output = output_path(&root, args.output.as_deref())?;
+    // A key that cannot sign stops the build before anything is written.
+    let key = args.sign.as_deref().map(sign::read_secret).transpose()?;
     let collected = collect(&root, Some(&output), &leave)?;
     if !collected.left_out.is_empty() {
         eprintln!(
@@ -37,11 +39,19 @@ pub fn run(args: &BuildArgs) -> Result<i32> {
             collected.left_out.join(", ")
         );
     }
-    let archive_len = pack::write_exe(
+    let manifest = match &key {
+        Some(_) => sign::declared_manifest(&collected.name, &collected.files)?,
+        None => None,
+    };
+    let seal = key
+        .as_ref()
+        .map(|k| sign::seal_for(k, &collected.name, &collected.files, manifest.as_ref()));
+    let archive_len = pack::write_exe_sealed(
         &pack::self_exe()?,
         &output,
         &collected.name,
         &collected.files,
+        seal.as_ref().map(|s| s as pack::Seal<'_>),
     )?;
     let exe_len = std::fs::metadata(&output).map(|m| m.len()).unwrap_or(0);
     let shown = shown_path(&output);
@@ -53,6 +63,23 @@ pub fn run(args: &BuildArgs) -> Result<i32> {
         human(exe_len),
         human(archive_len),
     );
+    if let (Some(key), Some(path)) = (&key, &args.sign) {
+        println!(
+            "signed with {} (key {}): the Cove binary, {} and {}",
+            path.display(),
+            sign::fingerprint(&key.verifying_key()),
+            count(collected.files.len()),
+            if manifest.is_some() {
+                "the app's manifest"
+            } else {
+                "that the app declares no manifest"
+            }
+        );
+        println!(
+            "check it: cove inspect {shown}; refuse to run it unless intact: {shown} --verify-sig {}",
+            sign::key_paths(path).1.display()
+        );
+    }
     println!(
         "run it anywhere (no other files needed): {shown} -p 8080 -d data.db   ({shown} --help for flags)"
     );
@@ -222,12 +249,12 @@ fn listing(name: &str, files: &BTreeMap<String, Vec<u8>>, origin: &str) -> Strin
     out
 }
 
-fn count(n: usize) -> String {
+pub(crate) fn count(n: usize) -> String {
     format!("{n} file{}", if n == 1 { "" } else { "s" })
 }
 
 /// `812 B`, `4.1 KiB`, `60.2 MiB`.
-fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
@@ -258,9 +285,10 @@ fn shown_path(path: &Path) -> String {
 }
 
 /// Start of a built executable: its command line takes the server flags
-/// only, then the packed app is served as `cove <dir>` would serve it.
-pub fn serve_built(pack: Pack) -> Result<i32> {
-    let name = pack.name.clone();
+/// only, then the packed app is served as `cove <dir>` would serve it —
+/// with `--verify-sig`, only once its signature checks out.
+pub fn serve_built(built: pack::Built) -> Result<i32> {
+    let name = built.pack.name.clone();
     let matches = match crate::cli::built_command(&name).try_get_matches() {
         Ok(m) => m,
         Err(e) => {
@@ -281,7 +309,16 @@ pub fn serve_built(pack: Pack) -> Result<i32> {
             app.display()
         );
     }
-    serve::run_app(&args, app::from_pack(pack)?)?;
+    let verified = match &args.verify_sig {
+        Some(pubkey) => {
+            serve::init(&args);
+            let verified = sign::verify_at_start(&built, pubkey)?;
+            cove_core::log::info(&verified.summary);
+            Some(verified.manifest)
+        }
+        None => None,
+    };
+    serve::run_verified(&args, app::from_pack(built.pack)?, verified)?;
     Ok(0)
 }
 

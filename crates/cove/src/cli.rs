@@ -62,6 +62,10 @@ cove migrate new add_tags"
     Migrate(MigrateArgs),
     /// Pack Cove and the app into one executable file.
     Build(BuildArgs),
+    /// Write a key pair for signing builds: NAME.key (secret) and NAME.pub.
+    Keygen(KeygenArgs),
+    /// Show what a built executable holds, who signed it, and whether it is intact.
+    Inspect(InspectArgs),
     /// Print the app's routes and middleware as JSON.
     Routes(RoutesArgs),
     /// Inspect the app's database: schema or a query, as JSON.
@@ -158,6 +162,35 @@ pub struct BuildArgs {
     /// Pack files matching PATTERN even if left out by default or by --exclude (repeatable).
     #[arg(long, value_name = "PATTERN")]
     pub include: Vec<String>,
+    /// Sign the executable with the secret key KEY (NAME.key from `cove
+    /// keygen`); the built file then starts with `--verify-sig NAME.pub`.
+    #[arg(long, value_name = "KEY", conflicts_with = "list")]
+    pub sign: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "NAME.key holds the secret key (128 hex digits: seed and public key, mode 600); \
+NAME.pub the public key (64 hex digits). Neither is ever overwritten.\n\n\
+Example:\n  cove keygen release && cove build --sign release.key blog && blog/blog --verify-sig release.pub"
+)]
+pub struct KeygenArgs {
+    /// Path and name of the key files, without .key/.pub.
+    #[arg(default_value = "developer")]
+    pub name: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// An executable written by `cove build`.
+    pub file: PathBuf,
+    /// Also require a signature by this public key (NAME.pub): exit 1 if
+    /// the file is unsigned or signed by another key, as `--verify-sig` would refuse it.
+    #[arg(long, value_name = "PUBKEY")]
+    pub key: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -270,6 +303,26 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(0..=300_000))]
     pub drain_timeout: u64,
 
+    /// Largest request head (request line and headers); a bigger one gets
+    /// 431 and the connection is closed.
+    #[arg(long, default_value = "64k", value_parser = parse_size)]
+    pub max_header: usize,
+
+    /// Longest request target (path and query); a longer one gets 414.
+    #[arg(long, default_value = "8k", value_parser = parse_size)]
+    pub max_url: usize,
+
+    /// Milliseconds a client has to send a whole request head, counted from
+    /// connecting or from the first byte of a later request; then it gets
+    /// 408 and is disconnected.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub header_timeout: u64,
+
+    /// Milliseconds a kept-alive connection may wait for its next request,
+    /// or for the client to read more of a response, before it is closed.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub idle_timeout: u64,
+
     /// Commit each write on its own instead of grouping the writes of one
     /// event-loop turn into one transaction (reads then also take a snapshot
     /// each instead of sharing one per turn).
@@ -280,9 +333,27 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_migrate: bool,
 
+    /// Serve without the kernel sandbox (Linux: Landlock and seccomp), which
+    /// otherwise limits the server, once the app has loaded, to the files,
+    /// ports and system calls the app needs. `cove dev` never applies it.
+    #[arg(long)]
+    pub no_sandbox: bool,
+
+    /// Tests only: once a thread has entered the sandbox, try OP (read=PATH,
+    /// write=PATH, spawn=PATH, exec=PATH, connect=ADDR, bind=ADDR, udp) and
+    /// print what the kernel answered (repeatable).
+    #[arg(long, hide = true, value_name = "OP")]
+    pub sandbox_probe: Vec<String>,
+
     /// Worker threads, each with its own VM and SQLite connection (default: cores).
     #[arg(short = 'w', long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub workers: Option<u64>,
+
+    /// Start only if this executable (written by `cove build --sign`) is
+    /// signed by PUBKEY (NAME.pub from `cove keygen`) and its Cove binary,
+    /// files and manifest are the ones signed; plain `cove` refuses it.
+    #[arg(long, value_name = "PUBKEY", env = "COVE_VERIFY_SIG")]
+    pub verify_sig: Option<PathBuf>,
 }
 
 /// The command line of an executable written by `cove build`: the server

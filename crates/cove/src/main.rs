@@ -10,8 +10,10 @@ mod leave_out;
 mod migrate;
 mod new;
 mod pack;
+mod sandbox;
 mod scratch;
 mod serve;
+mod sign;
 mod target;
 mod testing;
 
@@ -28,9 +30,9 @@ fn main() {
     // checking costs one 32-byte read of this file.
     match pack::embedded() {
         Ok(None) => {}
-        Ok(Some(pack)) => {
-            let name = pack.name.clone();
-            exit_with(&name, build::serve_built(pack));
+        Ok(Some(built)) => {
+            let name = built.pack.name.clone();
+            exit_with(&name, build::serve_built(built));
         }
         Err(e) => exit_with("cove", Err(e)),
     }
@@ -47,16 +49,20 @@ fn main() {
     };
     use cli::Command;
     let result = match cli.command {
-        Some(Command::Serve(args)) => serve::run(&args).map(|()| 0),
+        Some(Command::Serve(args)) => {
+            sign::unbuilt(&args).and_then(|()| serve::run(&args).map(|()| 0))
+        }
         Some(Command::Test(args)) => testing::run(&args),
         Some(Command::New(args)) => new::run(&args),
-        Some(Command::Dev(args)) => dev::run(&args),
+        Some(Command::Dev(args)) => sign::unbuilt(&args).and_then(|()| dev::run(&args)),
         Some(Command::Migrate(args)) => migrate::run(&args),
         Some(Command::Build(args)) => build::run(&args),
+        Some(Command::Keygen(args)) => sign::keygen(&args),
+        Some(Command::Inspect(args)) => sign::inspect(&args),
         Some(Command::Routes(args)) => inspect::routes(&args),
         Some(Command::Db(args)) => inspect::db(&args),
         Some(Command::Baseline(args)) => serve::baseline(&args).map(|()| 0),
-        None => serve::run(&cli.serve).map(|()| 0),
+        None => sign::unbuilt(&cli.serve).and_then(|()| serve::run(&cli.serve).map(|()| 0)),
     };
     exit_with("cove", result);
 }

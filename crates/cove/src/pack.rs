@@ -10,6 +10,10 @@
 //! plain `cove` reads only those 32 bytes. A standard archive read by the
 //! `tar` crate rather than a format of our own: nothing to get wrong in
 //! parsing, and the contents can be checked with tools users already have.
+//!
+//! A signed build (`cove build --sign`, `sign/`) adds two more `.cove/`
+//! entries at the end of the archive; readers that do not know them skip
+//! them, so the format version stays 1.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -28,6 +32,30 @@ const MAGIC: &[u8] = b" COVEPACK\n";
 /// Archive entry holding the app's name; dot-directories are never app
 /// files (`walk_app_dir` skips them), so it cannot clash with one.
 const NAME_ENTRY: &str = ".cove/name";
+
+/// Entries under `.cove/` other than the name: format additions such as
+/// the signature of a signed build, by path.
+pub type Meta = BTreeMap<String, Vec<u8>>;
+
+/// A built executable as read: its app, where the archive lies, and the
+/// `.cove/` entries the app itself never sees.
+#[derive(Debug)]
+pub struct Built {
+    pub pack: Pack,
+    pub span: Span,
+    pub meta: Meta,
+}
+
+/// The `cove` part of an executable being written, as a signature covers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CovePart {
+    pub len: u64,
+    pub sha256: [u8; 32],
+}
+
+/// Makes `.cove/` entries to append (a signature) once the `cove` part of
+/// the output has been written and hashed.
+pub type Seal<'a> = &'a dyn Fn(&CovePart) -> Result<Vec<(String, Vec<u8>)>>;
 
 /// Where the archive of a built executable lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,24 +134,29 @@ fn parse_trailer(t: &[u8], size: u64) -> Result<Option<Span>> {
 
 /// Read the pack out of a built executable; `None` for a plain one.
 pub fn read(path: &Path) -> Result<Option<Pack>> {
+    Ok(read_built(path)?.map(|b| b.pack))
+}
+
+/// [`read`], keeping where the archive lies and its `.cove/` entries.
+pub fn read_built(path: &Path) -> Result<Option<Built>> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     read_file(file, path)
 }
 
-/// [`read`] from an open file, naming it `shown` in errors.
-fn read_file(mut file: File, shown: &Path) -> Result<Option<Pack>> {
+/// [`read_built`] from an open file, naming it `shown` in errors.
+fn read_file(mut file: File, shown: &Path) -> Result<Option<Built>> {
     let span = find(&mut file).with_context(|| shown.display().to_string())?;
     let Some(span) = span else { return Ok(None) };
     file.seek(SeekFrom::Start(span.start))?;
-    let pack = unpack(io::BufReader::new(file).take(span.len))
+    let (pack, meta) = unpack(io::BufReader::new(file).take(span.len))
         .with_context(|| format!("{}: the packed app cannot be read", shown.display()))?;
-    Ok(Some(pack))
+    Ok(Some(Built { pack, span, meta }))
 }
 
-/// The pack built into this executable, if any. Cheap for plain `cove`:
+/// The app built into this executable, if any. Cheap for plain `cove`:
 /// one open and a 32-byte read. An executable that cannot read itself
 /// (mode --x) is taken as plain `cove`; `cove build` writes mode 755.
-pub fn embedded() -> Result<Option<Pack>> {
+pub fn embedded() -> Result<Option<Built>> {
     let Ok(path) = self_exe() else {
         return Ok(None);
     };
@@ -135,9 +168,12 @@ pub fn embedded() -> Result<Option<Pack>> {
     read_file(file, &shown)
 }
 
-/// Parse a tar archive written by [`write_archive`].
-pub fn unpack(reader: impl Read) -> Result<Pack> {
+/// Parse a tar archive written by [`write_archive`]: the app, and the
+/// `.cove/` entries besides its name. Of two entries with one path the
+/// last wins, for the app and its signature alike.
+pub fn unpack(reader: impl Read) -> Result<(Pack, Meta)> {
     let mut pack = Pack::default();
+    let mut meta = Meta::new();
     let mut archive = tar::Archive::new(reader);
     for entry in archive.entries()? {
         let mut entry = entry?;
@@ -152,24 +188,26 @@ pub fn unpack(reader: impl Read) -> Result<Pack> {
         entry.read_to_end(&mut bytes)?;
         if rel == NAME_ENTRY {
             pack.name = String::from_utf8_lossy(&bytes).trim().to_string();
-        } else if !rel.starts_with(".cove/") {
-            // Other `.cove/` entries are left for later format additions.
+        } else if rel.starts_with(".cove/") {
+            meta.insert(rel, bytes);
+        } else {
             pack.files.insert(rel, bytes);
         }
     }
     if pack.name.is_empty() {
         bail!("it has no {NAME_ENTRY} entry");
     }
-    Ok(pack)
+    Ok((pack, meta))
 }
 
-/// Write `name` and `files` as a tar archive. Headers carry no times,
-/// owners or modes of the build machine, so the same app always packs to
-/// the same bytes.
+/// Write `name`, `files` and then the `.cove/` entries `meta` as a tar
+/// archive. Headers carry no times, owners or modes of the build machine,
+/// so the same app always packs to the same bytes.
 pub fn write_archive(
     out: impl Write,
     name: &str,
     files: &BTreeMap<String, Vec<u8>>,
+    meta: &[(String, Vec<u8>)],
 ) -> io::Result<()> {
     let mut builder = tar::Builder::new(out);
     let mut add = |path: &str, data: &[u8]| {
@@ -184,6 +222,10 @@ pub fn write_archive(
     for (path, data) in files {
         add(path, data)?;
     }
+    for (path, data) in meta {
+        debug_assert!(path.starts_with(".cove/"), "{path}");
+        add(path, data)?;
+    }
     builder.into_inner()?.flush()
 }
 
@@ -192,12 +234,25 @@ pub fn write_archive(
 /// temporary file beside `out` and renamed over it, so a running copy of
 /// the old `out` is not disturbed (Linux refuses to write a running
 /// executable) and a failed build leaves no half-written file. Returns the
-/// archive's length.
+/// archive's length. (Builds call [`write_exe_sealed`]; tests this.)
+#[cfg(test)]
 pub fn write_exe(
     base: &Path,
     out: &Path,
     name: &str,
     files: &BTreeMap<String, Vec<u8>>,
+) -> Result<u64> {
+    write_exe_sealed(base, out, name, files, None)
+}
+
+/// [`write_exe`]; `seal` (signing) is given the `cove` part as written to
+/// `out` and returns the `.cove/` entries that end the archive.
+pub fn write_exe_sealed(
+    base: &Path,
+    out: &Path,
+    name: &str,
+    files: &BTreeMap<String, Vec<u8>>,
+    seal: Option<Seal<'_>>,
 ) -> Result<u64> {
     let mut src = File::open(base).with_context(|| format!("cannot read {}", base.display()))?;
     let base_len = match find(&mut src).with_context(|| base.display().to_string())? {
@@ -217,8 +272,24 @@ pub fn write_exe(
     if copied != base_len {
         bail!("{} changed while it was copied; try again", base.display());
     }
+    let meta = match seal {
+        None => Vec::new(),
+        Some(seal) => {
+            // Hash the bytes as they lie in the output: what a verifier reads.
+            w.flush().with_context(cannot_write)?;
+            let file = w.get_mut().as_file_mut();
+            file.seek(SeekFrom::Start(0))?;
+            let sha256 =
+                crate::sign::sha256_prefix(&mut *file, base_len).with_context(cannot_write)?;
+            file.seek(SeekFrom::End(0))?;
+            seal(&CovePart {
+                len: base_len,
+                sha256,
+            })?
+        }
+    };
     let mut archive = Vec::new();
-    write_archive(&mut archive, name, files)?;
+    write_archive(&mut archive, name, files, &meta)?;
     w.write_all(&archive).with_context(cannot_write)?;
     w.write_all(&trailer(archive.len() as u64))
         .with_context(cannot_write)?;
@@ -334,5 +405,35 @@ mod tests {
         }
         let err = format!("{:#}", unpack(&archive[..]).unwrap_err());
         assert!(err.contains("../x.lua"), "{err}");
+    }
+
+    #[test]
+    fn sealed_entries_end_the_archive_and_stay_out_of_the_app() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("cove");
+        std::fs::write(&base, b"plain cove bytes").unwrap();
+        let out = dir.path().join("demo");
+        let seen = std::cell::Cell::new(None);
+        let seal = |part: &CovePart| {
+            seen.set(Some(*part));
+            Ok(vec![(".cove/extra".to_string(), b"sealed".to_vec())])
+        };
+        write_exe_sealed(&base, &out, "demo", &files(), Some(&seal)).unwrap();
+        let part = seen.get().expect("the seal ran");
+        assert_eq!(part.len, 16);
+        let want = crate::sign::sha256_prefix(&mut &b"plain cove bytes"[..], 16).unwrap();
+        assert_eq!(part.sha256, want);
+
+        let built = read_built(&out).unwrap().expect("a pack");
+        assert_eq!(built.pack.files, files());
+        assert_eq!(built.span.start, 16);
+        assert_eq!(
+            built.meta.get(".cove/extra").map(Vec::as_slice),
+            Some(&b"sealed"[..])
+        );
+        // A rebuild from it copies the cove part only: the seal is gone.
+        let again = dir.path().join("again");
+        build(&out, &again);
+        assert!(read_built(&again).unwrap().unwrap().meta.is_empty());
     }
 }

@@ -83,10 +83,22 @@ pub(crate) fn shared_state(args: &ServeArgs) -> Result<Shared> {
 
 /// Serve `app` until SIGINT/SIGTERM.
 pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
+    run_verified(args, app, None)
+}
+
+/// [`run_app`]; with `signed` (`--verify-sig`), each worker's app must
+/// declare the signed manifest as it loads, or the server does not start.
+pub fn run_verified(
+    args: &ServeArgs,
+    app: AppSource,
+    signed: Option<crate::sign::SignedManifest>,
+) -> Result<()> {
     init(args);
     let config = server_config(args, &app)?;
     // Before the database: a server that cannot listen leaves none behind.
     cove_server::check_addr(config.addr)?;
+    // The kernel sandbox, before anything loads: no exec or fork from here.
+    let sandbox = crate::sandbox::Sandbox::start(args, &app)?;
     // And the app must load before its database is created or migrated.
     let check = Check::for_args(args);
     let migrate_db = !args.no_migrate;
@@ -113,14 +125,37 @@ pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
     // One store for every worker's VM: rate limits and counters are per
     // server, or per deployment on Redis.
     let shared = shared_state(args)?;
+    let check = move |declared| signed.as_ref().map_or(Ok(()), |s| s.check(declared));
+    // Then each worker, once its app has loaded, enters the sandbox.
+    let worker_sandbox = sandbox.clone();
+    let check = move |declared: Option<serde_json::Value>| {
+        check(declared.clone())?;
+        worker_sandbox.enter_worker(declared)
+    };
+    // And the main thread, once they all have.
+    let ready = || sandbox.enter_main();
     let served = match app.runtime {
-        Runtime::Js => cove_server::serve(
+        Runtime::Js => cove_server::serve_then(
             &config,
-            opener.handlers(move |db| JsEngine::load(&script, db, &shared), &config),
+            opener.handlers(
+                move |db| {
+                    let app = JsEngine::load(&script, db, &shared)?;
+                    check(app.engine.manifest()).map(|()| app)
+                },
+                &config,
+            ),
+            ready,
         ),
-        Runtime::Lua => cove_server::serve(
+        Runtime::Lua => cove_server::serve_then(
             &config,
-            opener.handlers(move |db| LuaEngine::load(&script, db, &shared), &config),
+            opener.handlers(
+                move |db| {
+                    let app = LuaEngine::load(&script, db, &shared)?;
+                    check(app.engine.manifest()).map(|()| app)
+                },
+                &config,
+            ),
+            ready,
         ),
     };
     served.map_err(load_failed)?;
@@ -166,6 +201,12 @@ pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerC
         addr: addr(&args.bind, args.port)?,
         workers,
         limits,
+        http: cove_server::HttpLimits {
+            max_header: args.max_header,
+            max_url: args.max_url,
+            header_timeout: std::time::Duration::from_millis(args.header_timeout),
+            idle_timeout: std::time::Duration::from_millis(args.idle_timeout),
+        },
         label: app.runtime.label().to_string(),
         dev_errors: None,
     })
@@ -205,6 +246,7 @@ pub fn baseline(args: &BaselineArgs) -> Result<()> {
         addr: addr(&args.bind, args.port)?,
         workers: args.workers.unwrap_or_else(default_workers),
         limits: Limits::default(),
+        http: cove_server::HttpLimits::default(),
         label: "baseline, no script".to_string(),
         dev_errors: None,
     };

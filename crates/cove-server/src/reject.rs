@@ -1,0 +1,80 @@
+//! Requests refused before any handler sees them, for what hyper's parser
+//! lets through: a request target over the URL limit (414), and a missing
+//! or repeated `Host` (400, RFC 9112 §3.2). hyper answers the rest of the
+//! malformed requests itself (docs/security.md).
+
+use hyper::header::HOST;
+use hyper::{Request, Version};
+
+use crate::convert::{closing, HttpResponse};
+
+/// The answer to a request that must not reach the app, if `req` is one.
+/// Both close the connection: the client is broken or hostile.
+#[inline]
+pub(crate) fn check<B>(req: &Request<B>, max_url: usize) -> Option<HttpResponse> {
+    let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target > max_url {
+        return Some(closing(414, "URI Too Long"));
+    }
+    let mut hosts = req.headers().get_all(HOST).iter();
+    let missing = hosts.next().is_none();
+    // HTTP/1.0 predates Host; a repeated one is refused in any version.
+    if (missing && req.version() != Version::HTTP_10) || (!missing && hosts.next().is_some()) {
+        return Some(closing(400, "Bad Request"));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(version: Version, target: &str, hosts: &[&str]) -> Request<()> {
+        let mut b = Request::get(target).version(version);
+        for h in hosts {
+            b = b.header(HOST, *h);
+        }
+        b.body(()).unwrap()
+    }
+
+    fn status(r: &Request<()>) -> Option<u16> {
+        check(r, 16).map(|res| res.status().as_u16())
+    }
+
+    #[test]
+    fn one_host_passes() {
+        assert_eq!(status(&req(Version::HTTP_11, "/a?b=c", &["x"])), None);
+        assert_eq!(status(&req(Version::HTTP_10, "/", &["x"])), None);
+    }
+
+    #[test]
+    fn http_1_1_without_host_is_400() {
+        assert_eq!(status(&req(Version::HTTP_11, "/", &[])), Some(400));
+    }
+
+    #[test]
+    fn http_1_0_without_host_passes() {
+        assert_eq!(status(&req(Version::HTTP_10, "/", &[])), None);
+    }
+
+    #[test]
+    fn two_hosts_are_400_in_any_version() {
+        assert_eq!(status(&req(Version::HTTP_11, "/", &["a", "b"])), Some(400));
+        assert_eq!(status(&req(Version::HTTP_10, "/", &["a", "a"])), Some(400));
+    }
+
+    #[test]
+    fn a_target_over_the_limit_is_414() {
+        // 16 bytes is the limit: the path and query count, not the host.
+        assert_eq!(
+            status(&req(Version::HTTP_11, "/0123456789abcde", &["x"])),
+            None
+        );
+        assert_eq!(
+            status(&req(Version::HTTP_11, "/0123456789?bcdef", &["x"])),
+            Some(414)
+        );
+        let closes = check(&req(Version::HTTP_11, "/0123456789abcdef", &["x"]), 16).unwrap();
+        assert_eq!(closes.headers()["connection"], "close");
+    }
+}
