@@ -20,16 +20,4 @@ const WORDS = {
 // This backend's words: { int, id, lock }.
 const words = () => WORDS[db.dialect] ?? WORDS.sqlite;
 
-// Run CREATE ... IF NOT EXISTS `sql`. Two processes starting at once on one
-// PostgreSQL can both pass the IF NOT EXISTS check; the slower one then
-// fails on a duplicate catalog entry (once the other commits), and a second
-// try finds the other's table.
-function create(sql) {
-  try {
-    db.exec(sql);
-  } catch {
-    db.exec(sql);
-  }
-}
-
-export const dialect = { words, create };
+export const dialect = { words };

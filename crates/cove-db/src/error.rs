@@ -17,6 +17,10 @@ pub enum DbError {
     /// App code touched the reserved `_hull_*` namespace.
     #[error("access denied: _hull_* tables are reserved")]
     Reserved,
+    /// App code tried what the database guard refuses it (another database
+    /// file, a PRAGMA Cove sets, an extension, ...); the message says what.
+    #[error("{0}")]
+    Denied(String),
     /// A batch/transaction was misused (e.g. nested batches).
     #[error("{0}")]
     Transaction(String),
@@ -37,8 +41,10 @@ pub enum DbError {
     /// The row callback of [`crate::Db::query`] failed (e.g. the script VM ran out of memory).
     #[error("{0}")]
     Callback(String),
-    /// The database server cannot be reached (PostgreSQL down or restarting); the
-    /// request gets 503 and the connection is made again for the next one.
+    /// The database cannot be used for now: the PostgreSQL server cannot be
+    /// reached (down or restarting; the connection is made again for the next
+    /// request), or SQLite's storage failed (disk full, I/O error). The
+    /// request gets 503.
     #[error("{0}")]
     Unavailable(String),
 }
@@ -51,6 +57,7 @@ impl DbError {
             DbError::Constraint(_) => "db.constraint",
             DbError::Busy(_) => "db.busy",
             DbError::Reserved => "db.reserved",
+            DbError::Denied(_) => "db.denied",
             DbError::Transaction(_) => "db.transaction",
             DbError::Params(_) => "db.params",
             DbError::Migration { .. } => "db.migration",
@@ -71,7 +78,7 @@ impl DbError {
             DbError::Open(m) => DbError::Open(format!("{prefix}{m}")),
             DbError::Callback(m) => DbError::Callback(format!("{prefix}{m}")),
             DbError::Unavailable(m) => DbError::Unavailable(format!("{prefix}{m}")),
-            other @ (DbError::Reserved | DbError::Migration { .. }) => other,
+            other @ (DbError::Reserved | DbError::Denied(_) | DbError::Migration { .. }) => other,
         }
     }
 }
@@ -88,6 +95,9 @@ impl From<rusqlite::Error> for DbError {
         match code {
             Some(ErrorCode::ConstraintViolation) => DbError::Constraint(message),
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => DbError::Busy(message),
+            Some(ErrorCode::DiskFull | ErrorCode::SystemIoFailure | ErrorCode::CannotOpen) => {
+                DbError::Unavailable(message)
+            }
             _ => DbError::Sql(message),
         }
     }

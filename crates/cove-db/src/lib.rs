@@ -1,7 +1,8 @@
 //! The database of Cove apps: SQLite (embedded: per-worker connections, one
 //! shared write lock per file, group commit) or PostgreSQL (`--db
-//! postgres://…`), behind one [`Db`]; the reserved `_hull_*` namespace,
-//! batches and migrations (Hull API §5).
+//! postgres://…`), behind one [`Db`]; the reserved `_hull_*` namespace and,
+//! on SQLite, the authorizer that keeps app SQL to its own tables and out of
+//! Cove's settings (sqlite/guard.rs); batches and migrations (Hull API §5).
 
 mod db;
 mod error;

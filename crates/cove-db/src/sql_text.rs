@@ -6,6 +6,10 @@ use crate::error::DbError;
 const RESERVED: &[u8] = b"_hull_";
 
 /// True when `sql` mentions `_hull_` anywhere (any ASCII case), even inside a string literal.
+///
+/// Hull's reserved-table check, kept for PostgreSQL, which has no authorizer
+/// (SQLite's check is sqlite/guard.rs), and for the bindings to tell a stdlib
+/// query from an app's before it waits on the network.
 pub fn mentions_reserved(sql: &str) -> bool {
     sql.as_bytes()
         .windows(RESERVED.len())

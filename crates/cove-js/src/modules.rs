@@ -64,12 +64,17 @@ pub(crate) struct AppResolver {
     pub(crate) files: cove_core::AppFiles,
 }
 
+/// Stdlib modules only the stdlib may import: their db calls run with its
+/// right to the reserved tables, which an app must not borrow through them.
+const PRIVATE_PREFIX: &str = "hull:_";
+
 /// Every module an app may import by name.
 fn module_names() -> impl Iterator<Item = &'static str> {
     BUILTINS
         .iter()
         .map(|(spec, _)| *spec)
         .chain(STDLIB.iter().map(|(spec, _)| *spec))
+        .filter(|spec| !spec.starts_with(PRIVATE_PREFIX))
 }
 
 impl AppResolver {
@@ -129,7 +134,10 @@ impl Resolver for AppResolver {
         _attributes: Option<ImportAttributes<'js>>,
     ) -> Result<String> {
         if name.starts_with("hull:") {
-            if module_names().any(|spec| spec == name) {
+            let stdlib_private = name.starts_with(PRIVATE_PREFIX)
+                && base.starts_with("hull:")
+                && STDLIB.iter().any(|(spec, _)| *spec == name);
+            if stdlib_private || module_names().any(|spec| spec == name) {
                 return Ok(name.to_string());
             }
             let hint = cove_core::hint(name, module_names(), "modules");

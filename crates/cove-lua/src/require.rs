@@ -22,10 +22,14 @@ pub(crate) const STDLIB_CHUNK: &str = "=hull.";
 
 pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function> {
     lua.create_function(move |lua, name: String| {
+        // Before the cache: a stdlib module may have loaded it already.
+        let private = name.starts_with(PRIVATE_PREFIX) && !required_by_stdlib(lua);
         if let Some(v) = cache.raw_get::<Option<Value>>(name.as_str())? {
-            return Ok((true, v));
+            if !private {
+                return Ok((true, v));
+            }
         }
-        if let Some((_, src)) = STDLIB.iter().find(|(n, _)| *n == name) {
+        if let Some((_, src)) = STDLIB.iter().find(|(n, _)| *n == name && !private) {
             let v = run_module(lua, src.as_bytes(), &format!("={name}"), &name)?;
             cache.raw_set(name.as_str(), v.clone())?;
             return Ok((true, v));
@@ -45,9 +49,28 @@ pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function
 /// Modules implemented in Rust.
 const NATIVE_MODULES: [&str; 3] = [crate::template::MODULE, crate::kv::MODULE, "hull.json"];
 
-/// Every module `require` knows by name.
+/// Stdlib modules only the stdlib may require: their db calls run with its
+/// right to the reserved tables, which an app must not borrow through them.
+const PRIVATE_PREFIX: &str = "hull._";
+
+/// Whether the chunk calling `require` (level 2: 0 is this function, 1 the
+/// prelude's wrapper) is a stdlib module.
+fn required_by_stdlib(lua: &Lua) -> bool {
+    lua.inspect_stack(2, |d| {
+        d.source()
+            .source
+            .is_some_and(|s| s.starts_with(STDLIB_CHUNK))
+    })
+    .unwrap_or(false)
+}
+
+/// Every module an app may `require` by name.
 fn module_names() -> impl Iterator<Item = &'static str> {
-    STDLIB.iter().map(|(n, _)| *n).chain(NATIVE_MODULES)
+    STDLIB
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !n.starts_with(PRIVATE_PREFIX))
+        .chain(NATIVE_MODULES)
 }
 
 /// Modules implemented in Rust, by name.

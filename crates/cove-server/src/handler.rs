@@ -85,9 +85,9 @@ impl<A: App + 'static> ScriptHandler<A> {
                 behind_ready_tasks().await;
             }
             this.commit_scheduled.set(false);
-            if !this.app.engine().commit_group() {
-                log::error("a write group failed to commit; its requests get 500");
-            }
+            // A failure is logged with its reason, and counted, where it
+            // happens (cove-db); its requests learn of it in `committed`.
+            this.app.engine().commit_group();
             this.committed.notify_waiters();
         });
     }
@@ -275,10 +275,7 @@ impl<A: App + 'static> ScriptHandler<A> {
         if let Some(group) = self.app.engine().touched_group(state) {
             self.schedule_commit();
             if !self.committed(group).await {
-                return Some(to_http(cove_core::Response::plain(
-                    500,
-                    "Internal Server Error",
-                )));
+                return Some(to_http(uncommitted()));
             }
         }
         Some(res)
@@ -301,10 +298,20 @@ impl<A: App + 'static> ScriptHandler<A> {
     async fn respond_committed(self: &Rc<Self>, mut ex: Exchange, group: u64) -> HttpResponse {
         self.schedule_commit();
         if !self.committed(group).await {
-            ex.res = cove_core::Response::plain(500, "Internal Server Error");
+            ex.res = uncommitted();
         }
         self.finish(ex)
     }
+}
+
+/// The answer to a request whose writes did not commit (disk full, I/O
+/// error): 503 with `Retry-After`, for the storage and not the request is at
+/// fault. Nothing of the handler's response survives: its headers may
+/// describe writes that were lost (a session cookie, a Location).
+fn uncommitted() -> cove_core::Response {
+    let mut res = cove_core::Response::new();
+    res.unavailable();
+    res
 }
 
 /// The benchmark's measure of the HTTP layer alone, with no script:

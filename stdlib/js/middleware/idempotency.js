@@ -12,6 +12,7 @@
 
 import { db } from "hull:db";
 import { dialect } from "hull:dialect";
+import { tables } from "hull:_tables";
 import { crypto } from "hull:crypto";
 import { time } from "hull:time";
 
@@ -35,7 +36,7 @@ function checkTtl(where, value) {
 function init(opts = {}) {
   if (opts.ttl !== undefined) ttl = checkTtl("idempotency.init", opts.ttl);
   const t = dialect.words();
-  dialect.create(`CREATE TABLE IF NOT EXISTS _hull_idempotency_keys (
+  tables.create(`CREATE TABLE IF NOT EXISTS _hull_idempotency_keys (
     key TEXT NOT NULL,
     principal_id TEXT NOT NULL DEFAULT '__anon',
     fingerprint TEXT NOT NULL,
@@ -47,7 +48,7 @@ function init(opts = {}) {
     created_at ${t.int} NOT NULL,
     expires_at ${t.int} NOT NULL,
     PRIMARY KEY (principal_id, key))`);
-  dialect.create("CREATE INDEX IF NOT EXISTS idx_hull_idem_expires ON _hull_idempotency_keys (expires_at)");
+  tables.create("CREATE INDEX IF NOT EXISTS idx_hull_idem_expires ON _hull_idempotency_keys (expires_at)");
   ready = true;
 }
 

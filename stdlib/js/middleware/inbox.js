@@ -7,6 +7,7 @@
 
 import { db } from "hull:db";
 import { dialect } from "hull:dialect";
+import { tables } from "hull:_tables";
 import { time } from "hull:time";
 
 let ttl = 604800; // seconds an id is remembered (7 days); set by init
@@ -23,13 +24,13 @@ function checkTtl(where, value) {
 function init(opts = {}) {
   if (opts.ttl !== undefined) ttl = checkTtl("inbox.init", opts.ttl);
   const t = dialect.words();
-  dialect.create(`CREATE TABLE IF NOT EXISTS _hull_inbox_processed (
+  tables.create(`CREATE TABLE IF NOT EXISTS _hull_inbox_processed (
     message_id TEXT NOT NULL,
     source TEXT NOT NULL,
     processed_at ${t.int} NOT NULL,
     expires_at ${t.int} NOT NULL,
     PRIMARY KEY (source, message_id))`);
-  dialect.create("CREATE INDEX IF NOT EXISTS idx_hull_inbox_expires ON _hull_inbox_processed (expires_at)");
+  tables.create("CREATE INDEX IF NOT EXISTS idx_hull_inbox_expires ON _hull_inbox_processed (expires_at)");
   ready = true;
 }
 

@@ -15,6 +15,7 @@
 
 import { db } from "hull:db";
 import { dialect } from "hull:dialect";
+import { tables } from "hull:_tables";
 import { http } from "hull:http";
 import { time } from "hull:time";
 
@@ -37,7 +38,7 @@ function whole(where, name, value, min) {
 function init(opts = {}) {
   if (opts.maxAttempts !== undefined) maxAttempts = whole("outbox.init", "maxAttempts", opts.maxAttempts, 1);
   const t = dialect.words();
-  dialect.create(`CREATE TABLE IF NOT EXISTS _hull_outbox (
+  tables.create(`CREATE TABLE IF NOT EXISTS _hull_outbox (
     id ${t.id},
     kind TEXT NOT NULL,
     destination TEXT NOT NULL,
@@ -51,8 +52,8 @@ function init(opts = {}) {
     created_at ${t.int} NOT NULL,
     delivered_at ${t.int},
     last_error TEXT)`);
-  dialect.create("CREATE INDEX IF NOT EXISTS idx_hull_outbox_due ON _hull_outbox (state, next_attempt_at)");
-  dialect.create("CREATE INDEX IF NOT EXISTS idx_hull_outbox_destination ON _hull_outbox (destination, id)");
+  tables.create("CREATE INDEX IF NOT EXISTS idx_hull_outbox_due ON _hull_outbox (state, next_attempt_at)");
+  tables.create("CREATE INDEX IF NOT EXISTS idx_hull_outbox_destination ON _hull_outbox (destination, id)");
   ready = true;
 }
 

@@ -7,6 +7,7 @@
 
 import { db } from "hull:db";
 import { dialect } from "hull:dialect";
+import { tables } from "hull:_tables";
 import { crypto } from "hull:crypto";
 import { time } from "hull:time";
 
@@ -25,13 +26,13 @@ function init(opts = {}) {
     ttl = opts.ttl;
   }
   const t = dialect.words();
-  dialect.create(`CREATE TABLE IF NOT EXISTS _hull_sessions (
+  tables.create(`CREATE TABLE IF NOT EXISTS _hull_sessions (
     id TEXT PRIMARY KEY,
     data TEXT NOT NULL,
     created_at ${t.int} NOT NULL,
     last_accessed ${t.int} NOT NULL,
     expires_at ${t.int} NOT NULL)`);
-  dialect.create("CREATE INDEX IF NOT EXISTS idx__hull_sessions_expires ON _hull_sessions (expires_at)");
+  tables.create("CREATE INDEX IF NOT EXISTS idx__hull_sessions_expires ON _hull_sessions (expires_at)");
   ready = true;
 }
 

@@ -1,6 +1,7 @@
 -- hull.dialect: the SQL words that differ between SQLite and PostgreSQL,
 -- for the stdlib's own tables (session, idempotency, inbox, outbox) and for
--- apps that want the same. `db.dialect` says which one serves the app.
+-- apps that want the same (the stdlib creates its tables through the
+-- private hull._tables). `db.dialect` says which one serves the app.
 
 local dialect = {}
 
@@ -20,17 +21,6 @@ local WORDS = {
 -- `sql` with each {word} replaced by this backend's text for it.
 function dialect.sql(sql)
   return (sql:gsub("{(%w+)}", WORDS[db.dialect] or WORDS.sqlite))
-end
-
--- Run CREATE ... IF NOT EXISTS `sql` (through dialect.sql). Two processes
--- starting at once on one PostgreSQL can both pass the IF NOT EXISTS check;
--- the slower one then fails on a duplicate catalog entry (once the other
--- commits), and a second try finds the other's table.
-function dialect.create(sql)
-  sql = dialect.sql(sql)
-  if not pcall(db.exec, sql) then
-    db.exec(sql)
-  end
 end
 
 return dialect

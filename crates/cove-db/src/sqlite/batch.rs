@@ -71,6 +71,7 @@ impl Sqlite {
     /// `PRAGMA optimize` then `PRAGMA wal_checkpoint(TRUNCATE)`, under the write lock; run at shutdown.
     pub fn optimize_and_checkpoint(&mut self) -> Result<(), DbError> {
         self.commit_group();
+        self.as_cove();
         self.hold.acquire();
         let result = self
             .conn

@@ -1,35 +1,16 @@
 //! `Sqlite`: one SQLite connection per worker, with the shared write lock and statement cache.
 
 use crate::error::{too_many_params, DbError};
-use crate::sql_text;
 use crate::sqlite::group::Group;
-use crate::sqlite::lock::{LockHold, WriteLock};
-use crate::sqlite::stmt::{Prepared, Running, Stmt, StmtCache};
+use crate::sqlite::guard::{Guard, Rights};
+use crate::sqlite::lock::LockHold;
+use crate::sqlite::stmt::{from_rusqlite, Prepared, Running, Stmt, StmtCache};
 use crate::value::{Row, Value};
 use crate::Origin;
-use rusqlite::{Connection, OpenFlags};
-use std::path::Path;
+use rusqlite::Connection;
 
 /// Prepared statements kept per connection (LRU, keyed by SQL text).
 pub(crate) const STATEMENT_CACHE_CAPACITY: usize = 128;
-
-/// Applied to every read-write connection, `:memory:` included. busy_timeout comes first so
-/// that switching a fresh file to WAL waits for, rather than fails against, another opener.
-const PRAGMAS: &str = "PRAGMA busy_timeout = 5000;
-    PRAGMA journal_mode = WAL;
-    PRAGMA synchronous = NORMAL;
-    PRAGMA foreign_keys = ON;
-    PRAGMA cache_size = -16384;
-    PRAGMA temp_store = MEMORY;
-    PRAGMA mmap_size = 268435456;
-    PRAGMA wal_autocheckpoint = 1000;";
-
-/// Applied to read-only connections (the journal mode is the file's own).
-const READONLY_PRAGMAS: &str = "PRAGMA busy_timeout = 5000;
-    PRAGMA foreign_keys = ON;
-    PRAGMA cache_size = -16384;
-    PRAGMA temp_store = MEMORY;
-    PRAGMA mmap_size = 268435456;";
 
 const SEVERAL_IN_QUERY: &str = "several statements in one db.query; pass one statement per call";
 const SEVERAL_WITH_PARAMS: &str = "several statements with parameters in one db.exec; \
@@ -42,6 +23,8 @@ pub struct Sqlite {
     // transaction) before `hold` drops and hands the write lock to the next worker.
     pub(crate) stmts: StmtCache,
     pub(crate) group: Group,
+    /// Who the statements run for (the connection's authorizer).
+    pub(crate) guard: Guard,
     pub(crate) conn: Connection,
     pub(crate) hold: LockHold,
 }
@@ -57,38 +40,6 @@ impl std::fmt::Debug for Sqlite {
 }
 
 impl Sqlite {
-    /// Opens (creating if needed) a read-write database; `lock` must be shared by every `Sqlite` of `path`.
-    pub fn open(path: &Path, lock: WriteLock) -> Result<Sqlite, DbError> {
-        let conn = Connection::open(path).map_err(|e| open_error(path, e))?;
-        let mut db = Sqlite::configure(conn, lock, PRAGMAS).map_err(|e| open_error(path, e))?;
-        let mode: String = db
-            .conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .map_err(|e| open_error(path, e))?;
-        db.group.snapshots = mode.eq_ignore_ascii_case("wal");
-        Ok(db)
-    }
-
-    /// Opens an existing database read-only (for tooling such as `cove migrate --status`).
-    pub fn open_readonly(path: &Path) -> Result<Sqlite, DbError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
-        Sqlite::configure(conn, WriteLock::default(), READONLY_PRAGMAS)
-            .map_err(|e| open_error(path, e))
-    }
-
-    fn configure(conn: Connection, lock: WriteLock, pragmas: &str) -> rusqlite::Result<Sqlite> {
-        conn.execute_batch(pragmas)?;
-        Ok(Sqlite {
-            stmts: StmtCache::new(STATEMENT_CACHE_CAPACITY),
-            conn,
-            hold: LockHold::new(lock),
-            group: Group::default(),
-        })
-    }
-
     /// Runs one statement and calls `each_row(column_names, row)` per result row.
     ///
     /// Statements without result columns (DDL, INSERT without RETURNING) run and yield no
@@ -103,11 +54,11 @@ impl Sqlite {
     where
         F: FnMut(&[&str], &Row<'_>) -> Result<(), DbError>,
     {
-        check_origin(sql, origin)?;
-        match self.run_one(sql, params, |r| query_rows(r, &mut each_row))? {
-            Prepared::One(()) => Ok(()),
-            Prepared::Blank => check_no_params(params),
-            Prepared::Several => Err(DbError::Sql(SEVERAL_IN_QUERY.to_owned())),
+        match self.run_one(sql, params, origin, |r| query_rows(r, &mut each_row)) {
+            Ok(Prepared::One(())) => Ok(()),
+            Ok(Prepared::Blank) => check_no_params(params),
+            Ok(Prepared::Several) => Err(DbError::Sql(SEVERAL_IN_QUERY.to_owned())),
+            Err(e) => Err(self.failed(e)),
         }
     }
 
@@ -116,14 +67,18 @@ impl Sqlite {
     /// DDL and SELECT return 0. Several `;`-separated statements run in order when `params`
     /// is empty, returning the rows changed by all of them together.
     pub fn exec(&mut self, sql: &str, params: &[Value], origin: Origin) -> Result<u64, DbError> {
-        check_origin(sql, origin)?;
         let before = self.conn.total_changes();
-        let ran = self.run_one(sql, params, |r| {
+        let ran = self.run_one(sql, params, origin, |r| {
             while r.step()? {}
             Ok(())
-        })?;
+        });
+        let ran = ran.map_err(|e| self.failed(e))?;
         let Sqlite {
-            conn, hold, group, ..
+            conn,
+            hold,
+            group,
+            guard,
+            ..
         } = self;
         match ran {
             // changes() is stale after DDL/SELECT; total_changes() tells whether this
@@ -138,9 +93,14 @@ impl Sqlite {
                 // They may control transactions: run them outside any group.
                 group.before(conn, hold, true, true)?;
                 hold.acquire();
+                // Counting them prepared the first two; they are asked about again one by one.
+                guard.clear_denial();
                 let result = conn.execute_batch(sql);
                 hold.release_if_idle(conn);
-                result?;
+                if let Err(e) = result {
+                    let e = from_rusqlite(conn, e);
+                    return Err(self.failed(e));
+                }
                 Ok(conn.total_changes() - before)
             }
             Prepared::Several => Err(DbError::Params(SEVERAL_WITH_PARAMS.to_owned())),
@@ -148,11 +108,13 @@ impl Sqlite {
     }
 
     /// Prepares `sql` through the statement cache and, if it is one statement, runs `body`
-    /// on it (see [`run`]); several statements and blank SQL are only reported.
+    /// on it (see [`run`]) with the rights of `origin`; several statements and blank SQL
+    /// are only reported.
     fn run_one<T>(
         &mut self,
         sql: &str,
         params: &[Value],
+        origin: Origin,
         body: impl FnOnce(&Running<'_>) -> Result<T, DbError>,
     ) -> Result<Prepared<T>, DbError> {
         let Sqlite {
@@ -160,12 +122,37 @@ impl Sqlite {
             conn,
             hold,
             group,
+            guard,
         } = self;
-        Ok(match stmts.prepare(conn, sql)? {
-            Prepared::One(stmt) => Prepared::One(run(conn, hold, group, stmt, params, body)?),
-            Prepared::Several => Prepared::Several,
-            Prepared::Blank => Prepared::Blank,
-        })
+        guard.begin(origin.into());
+        let stmt = match stmts.prepare(conn, sql, origin, guard)? {
+            Prepared::One(stmt) => stmt,
+            Prepared::Several => return Ok(Prepared::Several),
+            Prepared::Blank => return Ok(Prepared::Blank),
+        };
+        let result = run(conn, hold, group, stmt, params, body);
+        // SQLite prepares a statement again after a schema change, inside a step.
+        if origin == Origin::Stdlib && guard.granted() {
+            stmt.app_ok.set(false);
+        }
+        result.map(Prepared::One)
+    }
+
+    /// The error a caller sees for `err`: the guard's reason if it refused the
+    /// statement. A storage fault is noted for the request, which then gets 503
+    /// with `Retry-After` unless the script handles the error.
+    #[cold]
+    pub(crate) fn failed(&self, err: DbError) -> DbError {
+        let err = self.guard.explain(err);
+        if let DbError::Unavailable(_) = err {
+            cove_core::fault::note_unavailable();
+        }
+        err
+    }
+
+    /// The statements that follow run with Cove's own rights (maintenance, tools).
+    pub(crate) fn as_cove(&self) {
+        self.guard.begin(Rights::Internal);
     }
 
     /// Rowid of the most recent successful INSERT on this connection.
@@ -176,26 +163,6 @@ impl Sqlite {
     /// True while a transaction is open (the connection is not in autocommit mode).
     pub fn in_transaction(&self) -> bool {
         !self.conn.is_autocommit()
-    }
-}
-
-fn open_error(path: &Path, e: rusqlite::Error) -> DbError {
-    // SQLite's own words for a missing directory name neither it nor the fix.
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    let why = match dir {
-        Some(d) if !d.is_dir() => {
-            format!("directory {} does not exist; create it first", d.display())
-        }
-        _ => DbError::from(e).to_string(),
-    };
-    DbError::Open(format!("cannot open database {}: {why}", path.display()))
-}
-
-fn check_origin(sql: &str, origin: Origin) -> Result<(), DbError> {
-    if origin == Origin::App && sql_text::mentions_reserved(sql) {
-        Err(DbError::Reserved)
-    } else {
-        Ok(())
     }
 }
 
@@ -232,7 +199,7 @@ pub(crate) fn run<T>(
     }
     let result = body(&running);
     drop(running); // reset before the group may commit
-    group.after(conn, hold);
+    group.after(conn, hold, result.as_ref().err());
     result
 }
 

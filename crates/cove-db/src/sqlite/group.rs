@@ -26,9 +26,10 @@ use crate::error::DbError;
 use crate::sqlite::conn::Sqlite;
 use crate::sqlite::lock::LockHold;
 use crate::sqlite::stmt::Kept;
-use cove_core::TurnTx;
+use cove_core::{log, TurnTx};
 
 const NESTED: &str = "cannot start a transaction within a transaction";
+const BATCH_LEFT_OPEN: &str = "a db.batch was still open at the end of the turn";
 /// How many failed groups are remembered for late waiters.
 const FAILED_KEPT: usize = 64;
 
@@ -60,8 +61,16 @@ pub(crate) struct Group {
 }
 
 impl Group {
-    fn finish(&mut self, ok: bool) {
-        if !ok {
+    /// End the open group; `failure` says why it did not commit. A failure is
+    /// logged with its reason and counted on the write lock: the requests that
+    /// joined the group get 503 (`Retry-After`) and no other word of it.
+    fn finish(&mut self, hold: &LockHold, failure: Option<&str>) {
+        if let Some(why) = failure {
+            let so_far = hold.lock().count_commit_failure();
+            log::error(&format!(
+                "a write group failed to commit: {why}; its requests get 503 \
+                 ({so_far} failed so far)"
+            ));
             if self.failed.len() == FAILED_KEPT {
                 self.failed.pop_front();
             }
@@ -94,13 +103,17 @@ impl Group {
             return true;
         }
         // A batch cannot be left open across turns; such a group fails.
-        let ok = !self.in_batch && self.commit.run(conn, "COMMIT").is_ok();
+        let result = if self.in_batch {
+            Err(BATCH_LEFT_OPEN.to_owned())
+        } else {
+            self.commit.run(conn, "COMMIT").map_err(|e| e.to_string())
+        };
         if !conn.is_autocommit() {
             let _ = control(conn, "ROLLBACK");
         }
-        self.finish(ok);
+        self.finish(hold, result.as_ref().err().map(String::as_str));
         hold.release_if_idle(conn);
-        ok
+        result.is_ok()
     }
 
     /// Before a statement runs: open a group for a write, or commit the group
@@ -162,9 +175,13 @@ impl Group {
 
     /// After a statement: an error that rolled the whole transaction back
     /// (SQLITE_FULL, `ON CONFLICT ROLLBACK`, ...) ends the group as failed.
-    pub(crate) fn after(&mut self, conn: &Connection, hold: &mut LockHold) {
+    pub(crate) fn after(&mut self, conn: &Connection, hold: &mut LockHold, err: Option<&DbError>) {
         if self.open && conn.is_autocommit() {
-            self.finish(false);
+            let why = match err {
+                Some(e) => format!("a statement failed and SQLite rolled the group back: {e}"),
+                None => "SQLite rolled the group back".to_owned(),
+            };
+            self.finish(hold, Some(&why));
         }
         if self.snapshot.is_some() && conn.is_autocommit() {
             self.snapshot = None; // an error ended it
@@ -221,7 +238,7 @@ impl Group {
             let _ = control(conn, "ROLLBACK TO cove_batch");
             let _ = control(conn, "RELEASE cove_batch");
         }
-        self.after(conn, hold);
+        self.after(conn, hold, result.as_ref().err());
         result
     }
 }

@@ -15,6 +15,7 @@ const BLANK: &str = "no SQL statement given";
 impl Sqlite {
     /// Tables (not views, not SQLite's own `sqlite_*`), ordered by name.
     pub fn schema(&mut self) -> Result<Vec<TableInfo>, DbError> {
+        self.as_cove();
         let mut names = Vec::new();
         let mut stmt = self.conn.prepare(
             "SELECT name FROM sqlite_master WHERE type = 'table' \
@@ -39,6 +40,7 @@ impl Sqlite {
     /// database (SQLite's `sqlite3_stmt_readonly`). Tools refuse such
     /// statements unless asked to write.
     pub fn statement_writes(&self, sql: &str) -> Result<bool, DbError> {
+        self.as_cove();
         let stmt = prepare_one(&self.conn, sql)?;
         Ok(!stmt.readonly())
     }
@@ -46,6 +48,7 @@ impl Sqlite {
     /// Runs one statement and returns all its rows. A statement that may
     /// write takes the write lock as [`Sqlite::exec`] does.
     pub fn query_all(&mut self, sql: &str) -> Result<ResultSet, DbError> {
+        self.as_cove();
         let Sqlite {
             conn, hold, group, ..
         } = self;

@@ -26,6 +26,8 @@ struct Shared {
     /// Releases so far: each one ended a write transaction (or a writer's
     /// turn with the lock), committed or not.
     released: AtomicU64,
+    /// Write groups that failed to commit (disk full, I/O error, ...).
+    commit_failures: AtomicU64,
 }
 
 /// Write lock for one database file; clone it into every worker's [`Sqlite`](crate::sqlite::conn::Sqlite) of that file.
@@ -50,6 +52,17 @@ impl WriteLock {
     /// snapshot began means no write of this process committed since.
     pub(crate) fn released(&self) -> u64 {
         self.0.released.load(Ordering::Acquire)
+    }
+
+    /// How many write groups of this database failed to commit since the
+    /// process started (each is logged with its reason).
+    pub fn commit_failures(&self) -> u64 {
+        self.0.commit_failures.load(Ordering::Relaxed)
+    }
+
+    /// Counts one more failed commit; returns the count.
+    pub(crate) fn count_commit_failure(&self) -> u64 {
+        self.0.commit_failures.fetch_add(1, Ordering::Relaxed) + 1
     }
 }
 

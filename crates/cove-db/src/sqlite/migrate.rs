@@ -5,6 +5,8 @@ use crate::migrations::{
     self, recorded, Dialect, MigrationReport, MigrationStatus, Migrator, RECORD,
 };
 use crate::sqlite::conn::Sqlite;
+use crate::sqlite::guard::Rights;
+use crate::sqlite::stmt::from_rusqlite;
 use crate::value::{Row, Value};
 use crate::Origin;
 use cove_core::AppFiles;
@@ -34,7 +36,13 @@ impl Sqlite {
         if recorded(self, name)? {
             return Ok(false);
         }
-        self.conn.execute_batch(sql)?;
+        // A migration is the app's, run at deploy time: the app's rights, and
+        // the reserved tables (a migration may seed them; Hull's may too).
+        self.guard.begin(Rights::Stdlib);
+        if let Err(e) = self.conn.execute_batch(sql) {
+            let e = from_rusqlite(&self.conn, e);
+            return Err(self.failed(e));
+        }
         if !self.in_transaction() {
             return Err(DbError::Transaction(ENDED_OWN_TRANSACTION.to_owned()));
         }

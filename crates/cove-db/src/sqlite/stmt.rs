@@ -9,10 +9,13 @@
 
 use crate::error::DbError;
 use crate::sql_text;
+use crate::sqlite::guard::Guard;
 use crate::value::{Value, ValueRef};
+use crate::Origin;
 use hashlink::linked_hash_map::RawEntryMut;
 use hashlink::LruCache;
 use rusqlite::{ffi, Connection};
+use std::cell::Cell;
 use std::ffi::{c_int, CStr};
 use std::ptr::{self, NonNull};
 
@@ -21,6 +24,10 @@ use std::ptr::{self, NonNull};
 pub(crate) struct Stmt {
     raw: NonNull<ffi::sqlite3_stmt>,
     db: *mut ffi::sqlite3,
+    /// False once the stdlib prepared or ran it with rights app code lacks (in
+    /// practice a reserved table): SQLite's authorizer does not see a cached
+    /// statement again, so app code is refused it here (guard.rs).
+    pub(crate) app_ok: Cell<bool>,
 }
 
 // SAFETY: a statement moves with the connection it belongs to (connections are opened with
@@ -291,13 +298,19 @@ fn prepare_first(
     // SAFETY: SQLite sets `tail` inside `sql` (or at its end).
     let offset = unsafe { tail.cast::<u8>().offset_from(sql.as_ptr()) };
     let rest = usize::try_from(offset).map_or(sql.len(), |o| o.min(sql.len()));
-    Ok(Some((Stmt { raw, db }, rest)))
+    let stmt = Stmt {
+        raw,
+        db,
+        app_ok: Cell::new(true),
+    };
+    Ok(Some((stmt, rest)))
 }
 
-/// The error SQLite reported for `rc`, classified like rusqlite's: constraint, busy, or SQL.
+/// The error SQLite reported for `rc`, classified like rusqlite's: constraint, busy,
+/// storage fault, or SQL.
 fn error(db: *mut ffi::sqlite3, rc: c_int) -> DbError {
     // SAFETY: `db` is the open connection; both calls return NUL-terminated strings.
-    let message = unsafe {
+    let mut message = unsafe {
         if ffi::sqlite3_errcode(db) == rc {
             CStr::from_ptr(ffi::sqlite3_errmsg(db))
                 .to_string_lossy()
@@ -306,7 +319,37 @@ fn error(db: *mut ffi::sqlite3, rc: c_int) -> DbError {
             return code_error(rc);
         }
     };
+    if let Some(why) = os_error(db, rc) {
+        message = format!("{message}: {why}");
+    }
     classify(rc, message)
+}
+
+/// What the operating system said when SQLite's I/O failed: "disk I/O error" alone
+/// does not tell a full disk from a file size limit or a vanished mount.
+fn os_error(db: *mut ffi::sqlite3, rc: c_int) -> Option<std::io::Error> {
+    // SQLite records the errno of these two only (sqlite3SystemError).
+    if !matches!(rc & 0xff, ffi::SQLITE_IOERR | ffi::SQLITE_CANTOPEN) {
+        return None;
+    }
+    // SAFETY: `db` is the open connection.
+    let errno = unsafe { ffi::sqlite3_system_errno(db) };
+    (errno != 0).then(|| std::io::Error::from_raw_os_error(errno))
+}
+
+/// A rusqlite error as a [`DbError`], with the operating system's reason for an I/O
+/// failure (see [`os_error`]).
+pub(crate) fn from_rusqlite(conn: &Connection, err: rusqlite::Error) -> DbError {
+    let rc = match &err {
+        rusqlite::Error::SqliteFailure(e, _) => e.extended_code,
+        _ => ffi::SQLITE_OK,
+    };
+    // SAFETY: the handle is only read from, while `conn` is open.
+    let why = os_error(unsafe { conn.handle() }, rc);
+    match (DbError::from(err), why) {
+        (DbError::Unavailable(m), Some(why)) => DbError::Unavailable(format!("{m}: {why}")),
+        (other, _) => other,
+    }
 }
 
 fn code_error(rc: c_int) -> DbError {
@@ -319,6 +362,10 @@ fn classify(rc: c_int, message: String) -> DbError {
     match rc & 0xff {
         ffi::SQLITE_CONSTRAINT => DbError::Constraint(message),
         ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => DbError::Busy(message),
+        // The storage, not the statement: the request may succeed later (503).
+        ffi::SQLITE_FULL | ffi::SQLITE_IOERR | ffi::SQLITE_CANTOPEN => {
+            DbError::Unavailable(message)
+        }
         _ => DbError::Sql(message),
     }
 }
@@ -335,19 +382,31 @@ impl StmtCache {
         }
     }
 
-    /// The cached statement for `sql`, prepared on first use.
+    /// The cached statement for `sql`, prepared on first use (with the rights `guard`
+    /// was given for `origin`). App code is refused a statement the stdlib prepared
+    /// with its extra rights, as touching the reserved tables: the stdlib's SQL
+    /// uses no other (renames are for migrations, which run uncached).
     pub(crate) fn prepare(
         &mut self,
         conn: &Connection,
         sql: &str,
+        origin: Origin,
+        guard: &Guard,
     ) -> Result<Prepared<&Stmt>, DbError> {
         match self.lru.raw_entry_mut().from_key(sql) {
             RawEntryMut::Occupied(mut hit) => {
                 hit.to_back();
-                Ok(Prepared::One(hit.into_mut()))
+                let stmt = hit.into_mut();
+                if origin == Origin::App && !stmt.app_ok.get() {
+                    return Err(DbError::Reserved);
+                }
+                Ok(Prepared::One(stmt))
             }
             RawEntryMut::Vacant(slot) => Ok(match Stmt::prepare(conn, sql, true)? {
-                Prepared::One(stmt) => Prepared::One(slot.insert(sql.into(), stmt).1),
+                Prepared::One(stmt) => {
+                    stmt.app_ok.set(!guard.granted());
+                    Prepared::One(slot.insert(sql.into(), stmt).1)
+                }
                 Prepared::Several => Prepared::Several,
                 Prepared::Blank => Prepared::Blank,
             }),

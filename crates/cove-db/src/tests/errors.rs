@@ -44,7 +44,8 @@ fn constraint_errors_keep_sqlites_text() {
 #[test]
 fn a_writer_outside_this_process_lock_yields_db_busy() {
     let mut f = fixture();
-    exec(&mut f.db, "CREATE TABLE t(x); PRAGMA busy_timeout = 0");
+    exec(&mut f.db, "CREATE TABLE t(x)");
+    as_cove(&mut f.db, "PRAGMA busy_timeout = 0");
     // A connection that does not share the WriteLock, like another process.
     let outsider = rusqlite::Connection::open(&f.path).expect("open");
     outsider
@@ -67,6 +68,7 @@ fn every_variant_has_its_stable_code() {
         (DbError::Constraint("m".into()), "db.constraint"),
         (DbError::Busy("m".into()), "db.busy"),
         (DbError::Reserved, "db.reserved"),
+        (DbError::Denied("m".into()), "db.denied"),
         (DbError::Transaction("m".into()), "db.transaction"),
         (DbError::Params("m".into()), "db.params"),
         (
@@ -78,6 +80,7 @@ fn every_variant_has_its_stable_code() {
         ),
         (DbError::Open("m".into()), "db.open"),
         (DbError::Callback("m".into()), "db.callback"),
+        (DbError::Unavailable("m".into()), "db.unavailable"),
     ];
     for (err, code) in all {
         assert_eq!(err.code(), code);
@@ -88,4 +91,19 @@ fn every_variant_has_its_stable_code() {
         };
         assert_eq!(err.to_string(), want);
     }
+}
+
+#[test]
+fn a_full_database_is_a_storage_fault_not_an_sql_error() {
+    let mut f = fixture();
+    exec(&mut f.db, "CREATE TABLE t(x)");
+    let pages = int(&mut f.db, "PRAGMA page_count");
+    as_cove(&mut f.db, &format!("PRAGMA max_page_count = {}", pages + 2));
+    let err = exec_err(&mut f.db, "INSERT INTO t VALUES (randomblob(100000))");
+    assert_eq!(
+        (err.code(), err.to_string().as_str()),
+        ("db.unavailable", "database or disk is full")
+    );
+    // Reads go on.
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 0);
 }

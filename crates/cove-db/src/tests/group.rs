@@ -155,3 +155,42 @@ fn another_writer_waits_for_the_group() {
     assert!(w.commit_group());
     other.join().unwrap();
 }
+
+#[test]
+fn a_commit_that_fails_fails_its_group_and_is_counted() {
+    let (mut f, mut w) = grouped();
+    f.db.exec(
+        "CREATE TABLE p(id INTEGER PRIMARY KEY);
+         CREATE TABLE c(pid REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)",
+        &[],
+        Origin::App,
+    )
+    .unwrap();
+    // A deferred foreign key is checked at COMMIT: the group's commit fails.
+    w.exec("INSERT INTO c VALUES (5)", &[], Origin::App)
+        .unwrap();
+    insert(&mut w, "a").unwrap();
+    let gen = w.take_touched().unwrap();
+    assert_eq!(f.lock.commit_failures(), 0);
+    assert!(!w.commit_group());
+    assert_eq!(w.group_result(gen), Some(false));
+    assert_eq!(f.lock.commit_failures(), 1);
+    assert_eq!(
+        int(&mut f.db, "SELECT count(*) FROM t"),
+        0,
+        "nothing half-kept"
+    );
+    // A group rolled back by a failing statement counts too.
+    insert(&mut w, "b").unwrap();
+    assert!(w
+        .exec(
+            "INSERT OR ROLLBACK INTO t(v) VALUES ('b')",
+            &[],
+            Origin::App
+        )
+        .is_err());
+    assert_eq!(f.lock.commit_failures(), 2);
+    insert(&mut w, "c").unwrap();
+    assert!(w.commit_group());
+    assert_eq!(f.lock.commit_failures(), 2);
+}

@@ -33,7 +33,7 @@ fn wait_for_waiter(lock: &WriteLock) {
 
 fn worker(f: &Fixture) -> Db {
     let mut db = f.second();
-    exec(&mut db, "PRAGMA busy_timeout = 0");
+    as_cove(&mut db, "PRAGMA busy_timeout = 0");
     db
 }
 

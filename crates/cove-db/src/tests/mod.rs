@@ -3,6 +3,7 @@
 mod batch;
 mod errors;
 mod group;
+mod guard;
 mod locking;
 mod migrations;
 mod open;
@@ -66,6 +67,12 @@ pub(crate) fn int(db: &mut Db, sql: &str) -> i64 {
 /// Runs `sql` as stdlib and returns the rows changed.
 pub(crate) fn exec(db: &mut Db, sql: &str) -> u64 {
     db.exec(sql, &[], Origin::Stdlib).expect(sql)
+}
+
+/// Runs one statement with Cove's own rights (as its tools do): a PRAGMA
+/// that app code and the stdlib may not change.
+pub(crate) fn as_cove(db: &mut Db, sql: &str) {
+    db.query_all(sql).expect(sql);
 }
 
 pub(crate) fn text(s: &str) -> Value {

@@ -104,3 +104,52 @@ fn statement_cache_evicts_and_reprepares_past_capacity() {
 }
 
 use std::path::Path;
+
+fn open_err(path: &Path) -> String {
+    let err = Db::open(path, WriteLock::default()).expect_err("must fail");
+    assert_eq!(err.code(), "db.open");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!("cannot open database {}: ", path.display())),
+        "{msg}"
+    );
+    msg
+}
+
+#[test]
+fn a_path_that_cannot_hold_a_database_says_why() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let msg = open_err(dir.path());
+    assert!(
+        msg.contains("it is a directory; name a file in it"),
+        "{msg}"
+    );
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    let msg = open_err(&file.join("app.db"));
+    assert!(msg.contains("plain is not a directory"), "{msg}");
+}
+
+#[test]
+fn a_damaged_file_is_refused_at_open_naming_the_fix() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, vec![0xA5u8; 8192]).unwrap();
+    let msg = open_err(&garbage);
+    assert!(msg.contains("file is not a database"), "{msg}");
+    assert!(msg.contains("restore it from a backup"), "{msg}");
+
+    // A valid header over a damaged schema page fails at open too.
+    let broken = dir.path().join("broken.db");
+    {
+        let c = rusqlite::Connection::open(&broken).unwrap();
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+            .unwrap();
+    }
+    let mut bytes = std::fs::read(&broken).unwrap();
+    bytes[100..4096].fill(0x5A);
+    std::fs::write(&broken, bytes).unwrap();
+    let msg = open_err(&broken);
+    assert!(msg.contains("malformed"), "{msg}");
+    assert!(msg.contains("restore it from a backup"), "{msg}");
+}

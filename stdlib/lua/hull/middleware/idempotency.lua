@@ -10,7 +10,7 @@
 --   * idempotency.respond() sends the handler's JSON response and stores it
 --     with the row ('complete'); later requests with the key replay it.
 
-local dialect = require("hull.dialect")
+local tables = require("hull._tables")
 
 local idempotency = {}
 
@@ -38,7 +38,7 @@ function idempotency.init(opts)
   if opts.ttl ~= nil then
     ttl = check_ttl("idempotency.init", opts.ttl)
   end
-  dialect.create([[CREATE TABLE IF NOT EXISTS _hull_idempotency_keys (
+  tables.create([[CREATE TABLE IF NOT EXISTS _hull_idempotency_keys (
     key TEXT NOT NULL,
     principal_id TEXT NOT NULL DEFAULT '__anon',
     fingerprint TEXT NOT NULL,
@@ -50,7 +50,7 @@ function idempotency.init(opts)
     created_at {int} NOT NULL,
     expires_at {int} NOT NULL,
     PRIMARY KEY (principal_id, key))]])
-  dialect.create([[CREATE INDEX IF NOT EXISTS idx_hull_idem_expires
+  tables.create([[CREATE INDEX IF NOT EXISTS idx_hull_idem_expires
     ON _hull_idempotency_keys (expires_at)]])
   ready = true
 end

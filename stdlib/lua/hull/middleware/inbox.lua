@@ -5,7 +5,7 @@
 -- ttl. check_and_mark is one INSERT, so two workers receiving the same
 -- message at once agree on which of them handles it.
 
-local dialect = require("hull.dialect")
+local tables = require("hull._tables")
 
 local inbox = {}
 
@@ -27,13 +27,13 @@ function inbox.init(opts)
   if opts.ttl ~= nil then
     ttl = check_ttl("inbox.init", opts.ttl)
   end
-  dialect.create([[CREATE TABLE IF NOT EXISTS _hull_inbox_processed (
+  tables.create([[CREATE TABLE IF NOT EXISTS _hull_inbox_processed (
     message_id TEXT NOT NULL,
     source TEXT NOT NULL,
     processed_at {int} NOT NULL,
     expires_at {int} NOT NULL,
     PRIMARY KEY (source, message_id))]])
-  dialect.create([[CREATE INDEX IF NOT EXISTS idx_hull_inbox_expires
+  tables.create([[CREATE INDEX IF NOT EXISTS idx_hull_inbox_expires
     ON _hull_inbox_processed (expires_at)]])
   ready = true
 end

@@ -13,6 +13,7 @@
 -- requests meanwhile).
 
 local dialect = require("hull.dialect")
+local tables = require("hull._tables")
 
 local outbox = {}
 
@@ -38,7 +39,7 @@ function outbox.init(opts)
   if opts.max_attempts ~= nil then
     max_attempts = whole("outbox.init", "max_attempts", opts.max_attempts, 1)
   end
-  dialect.create([[CREATE TABLE IF NOT EXISTS _hull_outbox (
+  tables.create([[CREATE TABLE IF NOT EXISTS _hull_outbox (
     id {id},
     kind TEXT NOT NULL,
     destination TEXT NOT NULL,
@@ -52,9 +53,9 @@ function outbox.init(opts)
     created_at {int} NOT NULL,
     delivered_at {int},
     last_error TEXT)]])
-  dialect.create([[CREATE INDEX IF NOT EXISTS idx_hull_outbox_due
+  tables.create([[CREATE INDEX IF NOT EXISTS idx_hull_outbox_due
     ON _hull_outbox (state, next_attempt_at)]])
-  dialect.create([[CREATE INDEX IF NOT EXISTS idx_hull_outbox_destination
+  tables.create([[CREATE INDEX IF NOT EXISTS idx_hull_outbox_destination
     ON _hull_outbox (destination, id)]])
   ready = true
 end

@@ -5,7 +5,7 @@
 -- expiry. The table is created by session.init() or, if the app never
 -- calls it, on first use with the default ttl.
 
-local dialect = require("hull.dialect")
+local tables = require("hull._tables")
 
 local session = {}
 
@@ -30,13 +30,13 @@ function session.init(opts)
     end
     ttl = opts.ttl
   end
-  dialect.create([[CREATE TABLE IF NOT EXISTS _hull_sessions (
+  tables.create([[CREATE TABLE IF NOT EXISTS _hull_sessions (
     id TEXT PRIMARY KEY,
     data TEXT NOT NULL,
     created_at {int} NOT NULL,
     last_accessed {int} NOT NULL,
     expires_at {int} NOT NULL)]])
-  dialect.create("CREATE INDEX IF NOT EXISTS idx__hull_sessions_expires ON _hull_sessions (expires_at)")
+  tables.create("CREATE INDEX IF NOT EXISTS idx__hull_sessions_expires ON _hull_sessions (expires_at)")
   ready = true
 end
 
