@@ -13,6 +13,7 @@ mod runner;
 mod servers;
 mod services;
 mod stats;
+mod stress;
 mod summary;
 mod svg;
 mod targets;
@@ -59,6 +60,8 @@ pub struct Config {
     /// How many times a noisy run is redone at most (the last one is kept).
     pub redos: u32,
     pub quick: bool,
+    /// `--stress`: the abuse probes of tools/stress instead of the benchmark.
+    pub stress: bool,
 }
 
 const HELP: &str = "\
@@ -104,6 +107,10 @@ Options:
                      the Lua app's Hull HTTP routes and the template table
                      in both runtimes
   --requests N       N for --instructions (default 2000)
+  --stress           the abuse probes instead (tools/stress runs them): slow
+                     clients, 1,000 connections for --duration seconds,
+                     the file-descriptor limit, runaway handlers; one line
+                     per probe with its figure
   --cove PATH        cove binary (default: next to cove-bench); bench/run
                      --pgo builds tools/build-pgo's and passes it here
   --app PATH         Lua app (default: bench/apps/hello/app.lua), also the
@@ -142,6 +149,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
         noise_pct: 10.0,
         redos: 1,
         quick: false,
+        stress: false,
     };
     let (mut rounds, mut seconds, mut warmup) = (None, None, None);
     let mut it = args.iter();
@@ -170,6 +178,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
             "--no-peers" => cfg.no_peers = true,
             "--skip-install" => cfg.skip_install = true,
             "--instructions" => cfg.instructions = true,
+            "--stress" => cfg.stress = true,
             "--requests" => cfg.instr_requests = number(value(a)?, a)?,
             "--cove" => cfg.cove = PathBuf::from(value(a)?),
             "--app" => cfg.app = PathBuf::from(value(a)?),
@@ -201,7 +210,9 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let result = if cfg.instructions {
+    let result = if cfg.stress {
+        stress::run(&cfg)
+    } else if cfg.instructions {
         run_instructions(&cfg)
     } else {
         run(&cfg)

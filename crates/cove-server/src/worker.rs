@@ -58,10 +58,15 @@ pub(crate) fn run<H: Handler>(
         let graceful = GracefulShutdown::new();
         let builder = http_builder(&limits);
         let max_url = limits.max_url;
+        let mut failed_accepts = 0u64;
         loop {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
+                        if failed_accepts > 0 {
+                            log::info(&format!("accepting again after {failed_accepts} failed attempt(s)"));
+                            failed_accepts = 0;
+                        }
                         let _ = stream.set_nodelay(true);
                         let stream = Timed::new(stream, &limits);
                         let activity = stream.activity();
@@ -85,8 +90,14 @@ pub(crate) fn run<H: Handler>(
                         });
                     }
                     Err(e) => {
-                        // Out of file descriptors and the like: back off, keep serving.
-                        log::warn(&format!("accept failed: {e}"));
+                        // Out of file descriptors and the like: back off, keep
+                        // serving, and say so once a streak, not 50 times a second.
+                        if failed_accepts == 0 {
+                            log::warn(&format!(
+                                "accept failed: {e}; new connections wait in the backlog, retrying every 20 ms"
+                            ));
+                        }
+                        failed_accepts += 1;
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
                 },

@@ -373,3 +373,50 @@ fn two_hundred_slow_clients_do_not_stop_a_normal_one() {
     }
     assert_eq!(normal.request("GET", "/health", &[], None).status, 200);
 }
+
+/// Out of file descriptors (`ulimit -n 48`), new connections wait in the
+/// backlog: the server says so once a streak (not once per retry), stays up, and
+/// serves again when connections close.
+#[test]
+fn out_of_file_descriptors_the_server_waits_says_so_once_and_serves_again() {
+    let app = crate::util::fixture("basic");
+    let s = Server::start_exe(
+        std::path::Path::new("/bin/sh"),
+        &[
+            "-c",
+            "ulimit -n 48 && exec \"$0\" \"$@\"",
+            crate::util::bin(),
+            app.to_str().unwrap(),
+            "--workers",
+            "1",
+        ],
+    )
+    .expect("cove under ulimit -n 48");
+    let held: Vec<TcpStream> = (0..100)
+        .filter_map(|_| TcpStream::connect(("127.0.0.1", s.port)).ok())
+        .collect();
+    assert!(held.len() > 48, "only {} connections", held.len());
+    s.wait_for_log("accept failed");
+    // Long enough for dozens of 20 ms retries.
+    std::thread::sleep(Duration::from_millis(500));
+    drop(held);
+    let mut status = None;
+    for _ in 0..100 {
+        if let Ok(mut c) = TcpStream::connect(("127.0.0.1", s.port)) {
+            c.set_read_timeout(Some(TIMEOUT)).unwrap();
+            let _ = c.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            let mut got = String::new();
+            let _ = c.read_to_string(&mut got);
+            if got.starts_with("HTTP/1.1 200") {
+                status = Some(200);
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(status, Some(200), "{}", s.log());
+    // One line a streak of failures (each retry 20 ms apart), not one a retry.
+    let log = s.wait_for_log("accepting again after");
+    let warned = log.matches("accept failed").count();
+    assert!((1..=5).contains(&warned), "{log}");
+}
