@@ -26,10 +26,13 @@ pub fn slow_clients(ctx: &Ctx) -> Result<Finding> {
     // Well inside the 10 s header timeout, so none is cut off meanwhile.
     let until = Instant::now() + Duration::from_secs(6);
     let addr = server.addr.clone();
-    let slow = std::thread::spawn(move || conns::trickle(&addr, N, Duration::from_millis(500), until));
+    let slow =
+        std::thread::spawn(move || conns::trickle(&addr, N, Duration::from_millis(500), until));
     std::thread::sleep(Duration::from_secs(2));
     let mut ms = conns::normal_client(&server.addr, 300)?;
-    let still_open = slow.join().map_err(|_| anyhow::anyhow!("slow clients panicked"))??;
+    let still_open = slow
+        .join()
+        .map_err(|_| anyhow::anyhow!("slow clients panicked"))??;
     let (p50, p99) = (percentile(&mut ms, 50.0), percentile(&mut ms, 99.0));
     let max = ms.iter().copied().fold(0.0, f64::max);
     Ok(Finding {
@@ -122,7 +125,10 @@ pub fn hostile_handlers(ctx: &Ctx) -> Result<Finding> {
     let t = Instant::now();
     for path in ["/alloc", "/loop", "/recurse"] {
         for _ in 0..20 {
-            statuses.push((path, server.request("GET", path, None).map(|r| r.status).ok()));
+            statuses.push((
+                path,
+                server.request("GET", path, None).map(|r| r.status).ok(),
+            ));
         }
     }
     let took = t.elapsed().as_secs_f64();
@@ -133,7 +139,9 @@ pub fn hostile_handlers(ctx: &Ctx) -> Result<Finding> {
         .is_ok_and(|r| r.status == 200 && r.body.contains("\"ok\":false"));
     let (rss, peak) = tree_rss_kib(server.pid);
     let all_500 = statuses.iter().all(|(_, s)| *s == Some(500));
-    let serving = server.request("GET", "/json", None).is_ok_and(|r| r.status == 200);
+    let serving = server
+        .request("GET", "/json", None)
+        .is_ok_and(|r| r.status == 200);
     // Two VMs capped at 64 MiB each, plus the runtime's own.
     let bound_kib = 2 * 64 * 1024 + 64 * 1024;
     Ok(Finding {
