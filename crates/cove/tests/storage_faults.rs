@@ -278,12 +278,42 @@ fn a_path_that_cannot_hold_the_database_is_refused_at_start() {
 }
 
 /// Root writes whatever the permissions say: as root, run the server as
-/// `nobody`, which needs the app and the directory readable by it.
-fn unprivileged(cmd: &mut Command, dir: &Path) {
-    if is_root() {
-        set_mode(dir, 0o755);
-        cmd.uid(65534).gid(65534);
+/// `nobody`, which needs the app, the directory and the binary readable by
+/// it — a copy of the binary in `dir`, for the checkout may sit where
+/// `nobody` cannot look (under /root).
+fn unprivileged(cmd: &Command, dir: &Path) -> Command {
+    if !is_root() {
+        return rebuilt(cmd, Path::new(bin()));
     }
+    set_mode(dir, 0o755);
+    let exe = dir.join("cove");
+    if !exe.exists() {
+        std::fs::copy(bin(), &exe).unwrap();
+        set_mode(&exe, 0o755);
+    }
+    let mut own = rebuilt(cmd, &exe);
+    own.uid(65534).gid(65534);
+    own
+}
+
+/// `cmd` with `program` in its place: the same arguments, directory and
+/// environment changes.
+fn rebuilt(cmd: &Command, program: &Path) -> Command {
+    let mut own = Command::new(program);
+    own.args(cmd.get_args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(d) = cmd.get_current_dir() {
+        own.current_dir(d);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => own.env(k, v),
+            None => own.env_remove(k),
+        };
+    }
+    own
 }
 
 #[allow(unsafe_code)]
@@ -324,8 +354,7 @@ fn a_database_this_user_may_not_write_is_refused_at_start() {
         .execute_batch("CREATE TABLE t(x)")
         .unwrap();
     set_mode(&db, 0o444);
-    let mut cmd = command(&app, &db, dir.path());
-    unprivileged(&mut cmd, dir.path());
+    let cmd = unprivileged(&command(&app, &db, dir.path()), dir.path());
     let log = refused(cmd);
     assert!(
         log.contains(&format!(
@@ -342,8 +371,10 @@ fn a_database_this_user_may_not_write_is_refused_at_start() {
     let locked = dir.path().join("locked");
     std::fs::create_dir(&locked).unwrap();
     set_mode(&locked, 0o555);
-    let mut cmd = command(&app, &locked.join("new.db"), dir.path());
-    unprivileged(&mut cmd, dir.path());
+    let cmd = unprivileged(
+        &command(&app, &locked.join("new.db"), dir.path()),
+        dir.path(),
+    );
     let log = refused(cmd);
     assert!(log.contains("cannot create files in"), "{log}");
     assert!(log.contains("Permission denied"), "{log}");
