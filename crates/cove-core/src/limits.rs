@@ -25,3 +25,25 @@ impl Default for Limits {
         }
     }
 }
+
+/// How the process gives memory its allocator holds free back to the OS.
+/// The allocator is process-wide (`#[global_allocator]`, and QuickJS's
+/// malloc) and chosen by the binary, which no crate below it can name: the
+/// binary sets this once at start. Unset (unit tests), releasing does
+/// nothing.
+static RELEASE: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Set what [`release_heap`] does (first call wins).
+pub fn set_heap_release(release: fn()) {
+    let _ = RELEASE.set(release);
+}
+
+/// After a script ran out of heap and its garbage was collected: without
+/// this the allocator keeps the pages of that garbage (mimalloc purges only
+/// pages it touches again), so every worker that once hit its cap would
+/// hold a cap's worth of RSS for good.
+pub fn release_heap() {
+    if let Some(release) = RELEASE.get() {
+        release();
+    }
+}

@@ -2,11 +2,17 @@
 //! per-call instruction budget.
 //!
 //! QuickJS has no per-instruction hook. It polls an interrupt handler once
-//! every 10,000 "poll points" (each function call and each backward jump, i.e.
-//! loop iteration, is one). Cove charges every poll point [`POLL_WEIGHT`]
-//! budget units, so that `--max-instructions` buys about the same amount of
-//! work, and so the same wall time, in JavaScript as in Lua, where one unit is
-//! one VM instruction (calibrated with the loops in tests/limits.rs).
+//! every 10,000 "poll points": each function call, each jump and each
+//! conditional branch (so one or two per loop iteration), and each element
+//! some builtins visit. Cove charges every poll point [`POLL_WEIGHT`] budget
+//! units, where a Lua unit is one VM instruction. Straight-line code between
+//! two poll points is free, so no weight makes every loop cost the same in
+//! both: a loop iteration of 4 Lua instructions is 1–2 poll points, one of
+//! 8 (a string or table built per iteration) is 1, an empty `for (;;) {}`
+//! is 1 against Lua's 1. 4 is the one weight that keeps the loops with a
+//! body within 2x of Lua's work (measured in docs/security.md, "Script
+//! limits"; tests/hostile_scripts/budget.rs); the empty loop does a quarter
+//! of Lua's iterations.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;

@@ -15,7 +15,7 @@ use cove_db::Db;
 use crate::app_api::{self, AppState};
 use crate::coroutine::{Call, NewReq, RawRef};
 use crate::db::{self, DbCell};
-use crate::error::describe;
+use crate::error::{describe, out_of_heap};
 use crate::request;
 use crate::suspend::{self, Run};
 use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
@@ -313,6 +313,9 @@ impl LuaEngine {
         let err = |e: mlua::Error| ScriptError {
             message: describe(&e),
         };
+        if outcome.as_ref().is_err_and(out_of_heap) {
+            reclaim(&self.lua);
+        }
         match outcome.map_err(err)? {
             Run::Done(flow, req) => {
                 if req.is_some() {
@@ -332,4 +335,13 @@ impl LuaEngine {
             }
         }
     }
+}
+
+/// After a call ran out of heap its garbage fills the VM to the cap, and
+/// nothing collects it before the next allocation fails (the generational
+/// collector's major step waits for the heap to double): collect it now,
+/// and hand the freed pages back to the OS.
+fn reclaim(lua: &Lua) {
+    let _ = lua.gc_collect();
+    cove_core::release_heap();
 }

@@ -56,6 +56,17 @@ pub(crate) fn describe(err: &Error) -> String {
     }
 }
 
+/// Whether `err` is (or wraps) the VM running out of heap.
+pub(crate) fn out_of_heap(err: &Error) -> bool {
+    match err {
+        Error::MemoryError(_) => true,
+        Error::CallbackError { cause, .. } | Error::WithContext { cause, .. } => out_of_heap(cause),
+        // Caught by a pcall and raised again as a string.
+        Error::RuntimeError(msg) => msg.contains("not enough memory"),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,6 +76,21 @@ mod tests {
         let tb =
             "stack traceback:\n\t[C]: in method 'status'\n\tapp.lua:12: in function <app.lua:10>";
         assert_eq!(traceback_location(tb), Some("app.lua:12"));
+    }
+
+    #[test]
+    fn out_of_heap_is_found_inside_the_errors_that_wrap_it() {
+        let oom = Error::MemoryError("not enough memory".into());
+        assert!(out_of_heap(&oom));
+        // mlua's CallbackError holds its cause in an Arc; the VM is not Send.
+        #[allow(clippy::arc_with_non_send_sync)]
+        let wrapped = Error::CallbackError {
+            traceback: String::new(),
+            cause: std::sync::Arc::new(oom),
+        };
+        assert!(out_of_heap(&wrapped));
+        assert!(out_of_heap(&Error::runtime("app.lua:3: not enough memory")));
+        assert!(!out_of_heap(&Error::runtime("app.lua:3: boom")));
     }
 
     #[test]

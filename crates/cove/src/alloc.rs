@@ -71,6 +71,26 @@ unsafe impl GlobalAlloc for Allocator {
     }
 }
 
+extern "C" {
+    // In every mimalloc build; libmimalloc-sys declares it only with its
+    // `extended` feature, which would bring nothing else we use.
+    fn mi_collect(force: bool);
+}
+
+/// Give back to the OS the memory the calling thread's mimalloc heap holds
+/// free (Lua VMs and Rust allocate there) and what glibc's malloc holds
+/// free (QuickJS allocates there). Called by a worker after a script ran
+/// out of heap (`cove_core::release_heap`), so its RSS falls back; mimalloc
+/// would otherwise keep those pages until it touched them again.
+pub fn release() {
+    // SAFETY: no preconditions; both only walk their own free lists.
+    unsafe {
+        mi_collect(true);
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,7 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 fn main() {
+    cove_core::set_heap_release(alloc::release);
     // An executable written by `cove build` carries its app after the code;
     // checking costs one 32-byte read of this file.
     match pack::embedded() {
