@@ -16,15 +16,35 @@ impl EnvError {
 
 /// Read `name` if `allow` (the manifest's `env` list) contains it exactly.
 /// No list at all is an error, so a missing manifest is noticed.
+/// With the audit log on, each read is logged by name and outcome; the value
+/// never is.
 pub fn get(allow: Option<&[String]>, name: &str) -> Result<Option<String>, EnvError> {
+    let (result, outcome) = read(allow, name);
+    if cove_core::audit::enabled() {
+        cove_core::audit::Event::new("env.get")
+            .str("name", name)
+            .str("result", outcome)
+            .emit();
+    }
+    result
+}
+
+/// The value, and the audit log's word for what happened.
+fn read(allow: Option<&[String]>, name: &str) -> (Result<Option<String>, EnvError>, &'static str) {
     let allow = match allow {
         Some(list) if !list.is_empty() => list,
-        _ => return Err(EnvError::NotConfigured(name.to_string())),
+        _ => {
+            let err = EnvError::NotConfigured(name.to_string());
+            return (Err(err), "not_configured");
+        }
     };
     if !allow.iter().any(|a| a == name) {
-        return Ok(None);
+        return (Ok(None), "denied");
     }
-    Ok(std::env::var(name).ok())
+    match std::env::var(name) {
+        Ok(v) => (Ok(Some(v)), "ok"),
+        Err(_) => (Ok(None), "missing"),
+    }
 }
 
 #[cfg(test)]
@@ -38,5 +58,14 @@ mod tests {
         assert_eq!(get(Some(&allow), "HOME"), Ok(None));
         assert!(get(None, "PATH").is_err());
         assert!(get(Some(&[]), "PATH").is_err());
+    }
+
+    #[test]
+    fn outcomes_are_named_for_the_audit_log() {
+        let allow = vec!["PATH".to_string(), "COVE_SURELY_UNSET_VAR".to_string()];
+        assert_eq!(read(Some(&allow), "PATH").1, "ok");
+        assert_eq!(read(Some(&allow), "COVE_SURELY_UNSET_VAR").1, "missing");
+        assert_eq!(read(Some(&allow), "HOME").1, "denied");
+        assert_eq!(read(None, "PATH").1, "not_configured");
     }
 }

@@ -157,6 +157,9 @@ pub struct Exchange {
     /// whether the chains are done and the handler is next.
     pub(crate) cursor: usize,
     pub(crate) at_handler: bool,
+    /// With the audit log on: the request's place in it, entered by the
+    /// server around each script call (cove_core::audit).
+    pub audit: Option<crate::audit::RequestScope>,
 }
 
 impl Exchange {
@@ -170,6 +173,7 @@ impl Exchange {
             resume: None,
             cursor: 0,
             at_handler: false,
+            audit: None,
         }
     }
 }

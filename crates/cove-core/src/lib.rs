@@ -3,6 +3,8 @@
 //! runtime implements [`Engine`] and the pipeline calls it by [`HandlerId`].
 
 mod append;
+pub mod audit;
+pub mod date;
 mod exchange;
 pub mod fault;
 mod files;

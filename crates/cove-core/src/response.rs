@@ -72,6 +72,11 @@ impl Response {
         if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
             return Err(ResponseError::HeaderValue(name.to_string()));
         }
+        // The audit log names requests by the id the app gives them (the
+        // logger middleware's); the flag first: this is every header's path.
+        if crate::audit::enabled() && name.eq_ignore_ascii_case("x-request-id") {
+            crate::audit::adopt_request_id(value);
+        }
         if name.eq_ignore_ascii_case("content-type") {
             self.content_type = Some(value.to_string());
         } else if name.eq_ignore_ascii_case("content-length")

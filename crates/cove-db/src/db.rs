@@ -8,6 +8,7 @@ use std::path::Path;
 
 use cove_core::{AppFiles, TurnTx};
 
+use crate::audit::{self, Write};
 use crate::error::DbError;
 use crate::inspect::{ResultSet, TableInfo};
 use crate::migrations::{Dialect, MigrationReport, MigrationStatus};
@@ -16,7 +17,8 @@ use crate::sqlite::conn::Sqlite;
 use crate::sqlite::lock::WriteLock;
 use crate::value::{Row, Value};
 
-/// Who issued the SQL: app code may not touch the reserved `_hull_*` tables, the stdlib may.
+/// Who issued the SQL: app code may not touch the reserved `_hull_*` tables, the stdlib may
+/// (and, with the audit log on, its writes are logged: audit.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
     /// The application's own code.
@@ -106,6 +108,9 @@ impl Db {
     where
         F: FnMut(&[&str], &Row<'_>) -> Result<(), DbError>,
     {
+        if origin == Origin::Stdlib && cove_core::audit::enabled() {
+            return self.query_logged(sql, params, each_row);
+        }
         each!(mut self, db => db.query(sql, params, origin, each_row))
     }
 
@@ -115,7 +120,38 @@ impl Db {
     /// is empty, returning the rows changed by all of them together.
     #[inline]
     pub fn exec(&mut self, sql: &str, params: &[Value], origin: Origin) -> Result<u64, DbError> {
+        if origin == Origin::Stdlib && cove_core::audit::enabled() {
+            return self.exec_logged(sql, params);
+        }
         each!(mut self, db => db.exec(sql, params, origin))
+    }
+
+    /// [`Db::query`] for the stdlib with the audit log on (out of line: the
+    /// app's statements do not carry it).
+    #[cold]
+    #[inline(never)]
+    fn query_logged<F>(&mut self, sql: &str, params: &[Value], each_row: F) -> Result<(), DbError>
+    where
+        F: FnMut(&[&str], &Row<'_>) -> Result<(), DbError>,
+    {
+        let audit = Write::of("db.query", Origin::Stdlib, sql, params.len());
+        let result = each!(mut self, db => db.query(sql, params, Origin::Stdlib, each_row));
+        if let Some(w) = audit {
+            w.done(result.as_ref().map(|()| None));
+        }
+        result
+    }
+
+    /// [`Db::exec`] for the stdlib with the audit log on.
+    #[cold]
+    #[inline(never)]
+    fn exec_logged(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
+        let audit = Write::of("db.exec", Origin::Stdlib, sql, params.len());
+        let result = each!(mut self, db => db.exec(sql, params, Origin::Stdlib));
+        if let Some(w) = audit {
+            w.done(result.as_ref().map(|n| Some(*n)));
+        }
+        result
     }
 
     /// A query that does not hold the worker while it waits: `None` on SQLite (whose
@@ -128,7 +164,11 @@ impl Db {
     ) -> Option<impl Future<Output = Result<ResultSet, DbError>> + Send + 'static> {
         match &mut self.0 {
             Backend::Sqlite(_) => None,
-            Backend::Postgres(pg) => Some(pg.query_later(sql, params, origin)),
+            Backend::Postgres(pg) => {
+                let audit = Write::of("db.query", origin, sql, params.len());
+                let fut = pg.query_later(sql, params, origin);
+                Some(audit::after(audit, fut, |_| None))
+            }
         }
     }
 
@@ -143,7 +183,11 @@ impl Db {
     ) -> Option<impl Future<Output = Result<(u64, Option<i64>), DbError>> + Send + 'static> {
         match &mut self.0 {
             Backend::Sqlite(_) => None,
-            Backend::Postgres(pg) => Some(pg.exec_later(sql, params, origin)),
+            Backend::Postgres(pg) => {
+                let audit = Write::of("db.exec", origin, sql, params.len());
+                let fut = pg.exec_later(sql, params, origin);
+                Some(audit::after(audit, fut, |(n, _)| Some(*n)))
+            }
         }
     }
 

@@ -4,6 +4,7 @@
 //! on SQLite, the authorizer that keeps app SQL to its own tables and out of
 //! Cove's settings (sqlite/guard.rs); batches and migrations (Hull API §5).
 
+mod audit;
 mod db;
 mod error;
 mod inspect;

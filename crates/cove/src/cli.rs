@@ -339,6 +339,13 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_sandbox: bool,
 
+    /// Write the audit log: one JSON line on stderr per capability use (env
+    /// reads, outbound http and smtp, the stdlib's writes to its tables,
+    /// crypto with keys, the sandbox); see docs/security.md. HULL_AUDIT=1
+    /// turns it on too.
+    #[arg(long, env = "COVE_AUDIT", value_parser = clap::builder::BoolishValueParser::new())]
+    pub audit: bool,
+
     /// Tests only: once a thread has entered the sandbox, try OP (read=PATH,
     /// write=PATH, spawn=PATH, exec=PATH, connect=ADDR, bind=ADDR, udp) and
     /// print what the kernel answered (repeatable).

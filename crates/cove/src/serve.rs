@@ -60,6 +60,9 @@ pub(crate) fn init(args: &ServeArgs) {
         cove_core::log::set_level(level);
     }
     cove_caps::time::start_clock();
+    if args.audit || cove_core::audit::hull_env_asks() {
+        cove_core::audit::enable();
+    }
 }
 
 /// The connection the main thread keeps: migrations, then the checkpoint at exit.
@@ -234,7 +237,9 @@ impl DbOpener {
         L: Fn(Db) -> Result<A, String> + Send + Sync + 'static,
     {
         let config = config.clone();
-        move |_| {
+        move |worker| {
+            // Its audit lines, load-time ones too, name the worker.
+            cove_core::audit::set_worker(worker);
             let conn = crate::target::open(&self.path, &self.lock)?;
             Ok(ScriptHandler::new(load(conn)?, &config).with_static_files(self.files.clone()))
         }

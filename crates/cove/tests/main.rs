@@ -4,6 +4,7 @@
 mod util;
 
 mod api_fixes;
+mod audit;
 mod browser;
 mod build;
 mod cli;

@@ -3,6 +3,7 @@
 //! converts arguments and results. Hex is lowercase; keys, nonces and
 //! signatures travel as hex, data as bytes.
 
+mod audit;
 mod nacl;
 mod password;
 mod primitives;
@@ -58,6 +59,17 @@ impl CryptoError {
 
 pub type CryptoResult = Result<Out, CryptoError>;
 
+/// The keys a function uses, for the audit log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    /// None (hashes, random bytes, encodings, passwords).
+    None,
+    /// The arguments at these positions (0-based) are keys.
+    Args(&'static [usize]),
+    /// It makes a key pair.
+    Made,
+}
+
 /// One script-facing function.
 pub struct CryptoFn {
     pub lua: &'static str,
@@ -68,13 +80,19 @@ pub struct CryptoFn {
     pub js_lenient: Option<Out>,
     /// Costs tens of milliseconds (PBKDF2): run off the worker's thread when the runtime can.
     pub slow: bool,
+    /// With the audit log on, calls that use keys are logged (crypto/audit.rs).
+    pub keys: Keys,
 }
 
 impl CryptoFn {
     /// Run it; an error names the function as the script called it
     /// (`crypto.secretbox: nonce must be …`).
     pub fn call(&self, args: &[ArgValue], called_as: &str) -> CryptoResult {
-        (self.run)(args).map_err(|e| CryptoError(format!("crypto.{called_as}: {e}")))
+        let out = (self.run)(args).map_err(|e| CryptoError(format!("crypto.{called_as}: {e}")));
+        if self.keys != Keys::None && cove_core::audit::enabled() {
+            audit::used(self, args, &out);
+        }
+        out
     }
 
     /// What JS returns instead of raising on malformed input, as Hull's JS does.
@@ -85,12 +103,22 @@ impl CryptoFn {
 
 use Arg::{Bytes as B, Int as I};
 
+/// `f!(lua, js, [args], run [, js_lenient, slow] [; keys])`.
 macro_rules! f {
     ($lua:literal, $js:literal, [$($a:expr),*], $run:expr) => {
-        f!($lua, $js, [$($a),*], $run, None, false)
+        f!($lua, $js, [$($a),*], $run, None, false; Keys::None)
+    };
+    ($lua:literal, $js:literal, [$($a:expr),*], $run:expr; $keys:expr) => {
+        f!($lua, $js, [$($a),*], $run, None, false; $keys)
     };
     ($lua:literal, $js:literal, [$($a:expr),*], $run:expr, $lenient:expr, $slow:expr) => {
-        CryptoFn { lua: $lua, js: $js, args: &[$($a),*], run: $run, js_lenient: $lenient, slow: $slow }
+        f!($lua, $js, [$($a),*], $run, $lenient, $slow; Keys::None)
+    };
+    ($lua:literal, $js:literal, [$($a:expr),*], $run:expr, $lenient:expr, $slow:expr; $keys:expr) => {
+        CryptoFn {
+            lua: $lua, js: $js, args: &[$($a),*], run: $run, js_lenient: $lenient, slow: $slow,
+            keys: $keys,
+        }
     };
 }
 
@@ -119,49 +147,61 @@ pub const FUNCTIONS: &[CryptoFn] = &[
         "ed25519_keypair",
         "ed25519Keypair",
         [],
-        nacl::ed25519_keypair
+        nacl::ed25519_keypair;
+        Keys::Made
     ),
-    f!("ed25519_sign", "ed25519Sign", [B, B], nacl::ed25519_sign),
+    f!("ed25519_sign", "ed25519Sign", [B, B], nacl::ed25519_sign; Keys::Args(&[1])),
     f!(
         "ed25519_verify",
         "ed25519Verify",
         [B, B, B],
         nacl::ed25519_verify,
         Some(Out::Bool(false)),
-        false
+        false;
+        Keys::Args(&[2])
     ),
-    f!("auth", "auth", [B, B], primitives::auth),
+    f!("auth", "auth", [B, B], primitives::auth; Keys::Args(&[1])),
     f!(
         "auth_verify",
         "authVerify",
         [B, B, B],
-        primitives::auth_verify
+        primitives::auth_verify;
+        Keys::Args(&[2])
     ),
-    f!("secretbox", "secretbox", [B, B, B], nacl::secretbox),
+    f!("secretbox", "secretbox", [B, B, B], nacl::secretbox; Keys::Args(&[2])),
     f!(
         "secretbox_open",
         "secretboxOpen",
         [B, B, B],
         nacl::secretbox_open,
         Some(Out::Text(None)),
-        false
+        false;
+        Keys::Args(&[2])
     ),
-    f!("box", "box", [B, B, B, B], nacl::seal),
+    f!("box", "box", [B, B, B, B], nacl::seal; Keys::Args(&[2, 3])),
     f!(
         "box_open",
         "boxOpen",
         [B, B, B, B],
         nacl::open,
         Some(Out::Text(None)),
-        false
+        false;
+        Keys::Args(&[2, 3])
     ),
-    f!("box_keypair", "boxKeypair", [], nacl::box_keypair),
-    f!("hmac_sha256", "hmacSha256", [B, B], primitives::hmac_sha256),
+    f!("box_keypair", "boxKeypair", [], nacl::box_keypair; Keys::Made),
+    f!(
+        "hmac_sha256",
+        "hmacSha256",
+        [B, B],
+        primitives::hmac_sha256;
+        Keys::Args(&[1])
+    ),
     f!(
         "hmac_sha256_verify",
         "hmacSha256Verify",
         [B, B, B],
-        primitives::hmac_sha256_verify
+        primitives::hmac_sha256_verify;
+        Keys::Args(&[1])
     ),
     f!(
         "base64url_encode",
@@ -178,12 +218,13 @@ pub const FUNCTIONS: &[CryptoFn] = &[
     // Cove additions for hull.jwt: the JWS HS256 signature with the secret's
     // own bytes as key. Scripts cannot base64url raw MAC bytes in JS (strings
     // are UTF-8 there), which is what made Hull's JS tokens non-standard.
-    f!("hs256_sign", "hs256Sign", [B, B], primitives::hs256_sign),
+    f!("hs256_sign", "hs256Sign", [B, B], primitives::hs256_sign; Keys::Args(&[1])),
     f!(
         "hs256_verify",
         "hs256Verify",
         [B, B, B],
-        primitives::hs256_verify
+        primitives::hs256_verify;
+        Keys::Args(&[1])
     ),
 ];
 

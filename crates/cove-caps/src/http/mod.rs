@@ -5,6 +5,7 @@
 //! errors raise at the call), [`Prepared::send`] does the network work and
 //! blocks, so runtimes run it on the server's blocking pool when they can.
 
+mod audit;
 mod send;
 #[cfg(test)]
 mod tests;
@@ -196,6 +197,9 @@ pub struct Prepared {
     failed: &'static str,
     target: Target,
     req: Request,
+    /// With the audit log on: whom the request is for, taken where the
+    /// script asked (sending may happen on another thread).
+    audit: Option<cove_core::audit::Context>,
 }
 
 /// Headers Cove sets itself; a script's value would contradict the framing.
@@ -237,6 +241,9 @@ impl HttpFn {
         let invalid = |reason: String| HttpError::new(Kind::Invalid, self.failed, reason);
         let target = url::parse(&req.url).map_err(invalid)?;
         if !url::allowed(hosts, &target.host) {
+            if cove_core::audit::enabled() {
+                audit::denied(&req, &target);
+            }
             return Err(HttpError::new(
                 Kind::Denied,
                 self.failed,
@@ -282,6 +289,7 @@ impl HttpFn {
             failed: self.failed,
             target,
             req,
+            audit: cove_core::audit::enabled().then(cove_core::audit::context),
         })
     }
 }
@@ -294,7 +302,10 @@ impl Prepared {
 
     /// Send it and read the whole response. Blocks for up to [`TIMEOUT`]
     /// per phase.
-    pub fn send(self) -> Result<Response, HttpError> {
-        send::send(self)
+    pub fn send(mut self) -> Result<Response, HttpError> {
+        match self.audit.take() {
+            None => send::send(self),
+            Some(ctx) => audit::send_logged(self, &ctx),
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! [`Prepared::send`] builds the message and talks to the server, blocking
 //! for up to [`TIMEOUT`] per step, so runtimes run it on the blocking pool.
 
+mod audit;
 mod send;
 #[cfg(test)]
 mod tests;
@@ -75,6 +76,9 @@ pub struct Prepared {
     subject: String,
     body: String,
     content_type: String,
+    /// With the audit log on: whom the message is for, taken where the
+    /// script asked (sending may happen on another thread).
+    audit: Option<cove_core::audit::Context>,
 }
 
 fn failed(reason: impl Into<String>) -> SmtpError {
@@ -159,6 +163,9 @@ pub fn prepare(hosts: &[String], opts: &Value) -> Result<Prepared, SmtpError> {
     let subject = required(opts, "subject")?;
     let body = required(opts, "body")?;
     if !host_allowed(hosts, &host) {
+        if cove_core::audit::enabled() {
+            audit::denied(&host, &from, &to);
+        }
         return Err(failed(host_denied(hosts, &host)));
     }
     let reply_to = string(opts, "reply_to")?;
@@ -205,12 +212,16 @@ pub fn prepare(hosts: &[String], opts: &Value) -> Result<Prepared, SmtpError> {
         subject,
         body,
         content_type,
+        audit: cove_core::audit::enabled().then(cove_core::audit::context),
     })
 }
 
 impl Prepared {
     /// Build the message and send it: `Ok` once the server accepted it.
-    pub fn send(self) -> Result<(), SmtpError> {
-        send::send(self)
+    pub fn send(mut self) -> Result<(), SmtpError> {
+        match self.audit.take() {
+            None => send::send(self),
+            Some(ctx) => audit::send_logged(self, &ctx),
+        }
     }
 }

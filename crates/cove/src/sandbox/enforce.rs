@@ -104,6 +104,7 @@ impl On {
                 "Landlock is not available in this kernel: files and TCP ports are not restricted",
             );
             info(&format!("applied (seccomp only): {exec}"));
+            super::audit::applied(policy, None, self.seccomp);
             return Ok(());
         };
         info(&format!(
@@ -111,6 +112,7 @@ impl On {
             if self.seccomp { ", seccomp" } else { "" },
             policy.summary(),
         ));
+        super::audit::applied(policy, Some(i64::from(abi)), self.seccomp);
         if !entered.tcp {
             warn(&format!(
                 "Landlock ABI {abi} cannot restrict TCP ports (ABI 4 can): connections are not restricted"

@@ -28,6 +28,7 @@
 //!    wait for step 3 to enter (they start one after another, each once the
 //!    one before has loaded, and the first serves meanwhile).
 
+mod audit;
 mod policy;
 mod probe;
 mod system;
@@ -87,6 +88,7 @@ impl Sandbox {
     pub(crate) fn start(args: &ServeArgs, app: &AppSource) -> Result<Arc<Sandbox>> {
         let on = if args.no_sandbox {
             info("kernel sandbox disabled (--no-sandbox)");
+            audit::off("--no-sandbox");
             None
         } else {
             On::start(args, app)?
@@ -159,6 +161,7 @@ struct On;
 impl On {
     fn start(_: &ServeArgs, _: &AppSource) -> Result<Option<On>> {
         warn("kernel sandbox not available on this platform");
+        audit::off("not available on this platform");
         Ok(None)
     }
 
