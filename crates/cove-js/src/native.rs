@@ -187,7 +187,15 @@ fn add_env_log<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> 
     set_fn(raw, "envGet", move |ctx: Ctx<'js>, name: Value<'js>| {
         let name = text_arg(&ctx, &name, "env.get", "name")?;
         let reg = h.registry.borrow();
-        env::get(reg.env_allow(), &name).map_err(|e| throw(&ctx, &format!("env.get: {e}")))
+        let value =
+            env::get(reg.env_allow(), &name).map_err(|e| throw(&ctx, &format!("env.get: {e}")))?;
+        // Hull's JS gives null, not undefined, for a name that is not set.
+        match value {
+            Some(v) => {
+                Ok::<_, rquickjs::Error>(rquickjs::String::from_str(ctx.clone(), &v)?.into_value())
+            }
+            None => Ok(Value::new_null(ctx.clone())),
+        }
     })?;
     set_fn(raw, "log", |level: i32, lines: Rest<String>| {
         let level = match level {
