@@ -251,8 +251,8 @@ impl Encoder<'_, '_> {
     fn members(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
         // SAFETY: `raw` is a live plain object.
         let shape = unsafe { crate::layout::shape_of(raw) };
-        if let Some(known) = shape.and_then(|s| self.known_shape(s)) {
-            return self.known_members(raw, &known);
+        if let Some((shape, known)) = shape.and_then(|s| Some((s, self.known_shape(s)?))) {
+            return self.known_members(raw, shape, &known);
         }
         let mut tab = std::ptr::null_mut();
         let mut len = 0;
@@ -311,8 +311,14 @@ impl Encoder<'_, '_> {
     /// An object whose shape is a kept key list's (shapes.rs): the same
     /// own properties, all enumerable plain values, none named `toJSON`,
     /// so no listing is needed and the names are written from the cache.
-    /// Each value is read from its slot (layout.rs) when the layout is known.
-    fn known_members(&mut self, raw: qjs::JSValue, known: &[Member]) -> rquickjs::Result<Step> {
+    /// Each value is read from its slot (layout.rs) when the layout is known
+    /// and the object still has `shape`.
+    fn known_members(
+        &mut self,
+        raw: qjs::JSValue,
+        shape: usize,
+        known: &[Member],
+    ) -> rquickjs::Result<Step> {
         self.out.push(b'{');
         let mut first = true;
         for (i, m) in known.iter().enumerate() {
@@ -320,15 +326,25 @@ impl Encoder<'_, '_> {
                 append(e.out, &m.json);
                 Ok(true)
             };
-            // SAFETY: a kept shape's entries are plain data properties, in
-            // `known`'s order. The value is dup'd: encoding it may call a
-            // getter further down, which could replace it in `raw`.
-            let read = |e: &Self| match unsafe { crate::layout::slot(raw, i) } {
-                Some(v) => Ok(Owned {
+            // Encoding a member may call a getter further down that changes
+            // `raw` itself: a property deleted (its slots compacted, the
+            // array shrunk), added, or made an accessor (its slot then
+            // holds a getter/setter pair, not a value). The shape changes
+            // with each, so it is checked before every slot read; once it
+            // changed, the rest are read by name, as JSON.stringify reads
+            // the keys it listed at the start (issue 38).
+            // SAFETY: `raw` is a live object.
+            let same = unsafe { crate::layout::shape_of(raw) } == Some(shape);
+            // SAFETY: while the object has a kept shape, its entries are
+            // plain data properties, in `known`'s order. The value is
+            // dup'd: encoding it may call a getter further down, which
+            // could replace it in `raw`.
+            let read = |e: &Self| match same.then(|| unsafe { crate::layout::slot(raw, i) }) {
+                Some(Some(v)) => Ok(Owned {
                     raw: e.raw,
                     v: unsafe { crate::layout::dup(e.raw, v) },
                 }),
-                None => e.get(raw, m.atom),
+                _ => e.get(raw, m.atom),
             };
             if !self.member(&mut first, cached, read)? {
                 return Ok(Step::Unsupported);

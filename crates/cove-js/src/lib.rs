@@ -23,6 +23,8 @@ mod shapes;
 mod smtp;
 mod template;
 pub mod testing;
+#[cfg(test)]
+mod tests;
 mod vm;
 
 pub use engine::{JsApp, JsConfig, JsEngine};

@@ -182,6 +182,25 @@ pub(crate) fn keep(ctx: &Ctx<'_>, atoms: &[qjs::JSAtom]) {
     if lists.len() >= MAX_LISTS || lists.contains_key(atoms) {
         return;
     }
+    // An object has a key once, where it was first set: a list naming one
+    // twice (the columns of `SELECT a.id, b.id`) is kept as its distinct
+    // keys. Kept whole, its shape (that of the distinct keys) was known
+    // with a member per name, and objects of it were read past their
+    // property slots (issue 38).
+    if atoms
+        .iter()
+        .enumerate()
+        .any(|(i, a)| atoms[..i].contains(a))
+    {
+        drop(lists);
+        let mut distinct = Vec::with_capacity(atoms.len());
+        for &a in atoms {
+            if !distinct.contains(&a) {
+                distinct.push(a);
+            }
+        }
+        return keep(ctx, &distinct);
+    }
     let mut objects = Vec::with_capacity(atoms.len());
     for n in 1..=atoms.len() {
         // SAFETY: plain object creation and property definition on a

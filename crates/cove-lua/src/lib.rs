@@ -24,6 +24,8 @@ mod stack;
 mod suspend;
 mod template;
 pub mod testing;
+#[cfg(test)]
+mod tests;
 mod vm;
 
 pub use engine::{LuaApp, LuaConfig, LuaEngine};

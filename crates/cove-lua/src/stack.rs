@@ -266,16 +266,24 @@ impl Encoder {
         len: usize,
         depth: usize,
     ) -> Result<(), JsonError> {
-        // Every key must be an integer in 1..=len: count them.
+        // Every key must be an integer in 1..=len: count them. A key past
+        // `len` is a hole too: `len` is a border (`t[len + 1]` is nil), and
+        // with keys 2..=4 and 6 it can be 4, matching the count.
         let mut count = 0usize;
         ffi::lua_pushnil(state);
         while ffi::lua_next(state, idx) != 0 {
             count += 1;
-            let index_key = ffi::lua_type(state, -2) == ffi::LUA_TNUMBER
-                && ffi::lua_isinteger(state, -2) != 0
-                && ffi::lua_tointegerx(state, -2, std::ptr::null_mut()) >= 1;
-            if !index_key {
+            let is_integer =
+                ffi::lua_type(state, -2) == ffi::LUA_TNUMBER && ffi::lua_isinteger(state, -2) != 0;
+            let key = match is_integer {
+                true => ffi::lua_tointegerx(state, -2, std::ptr::null_mut()),
+                false => 0,
+            };
+            if key < 1 {
                 return Err(JsonError::MixedKeys);
+            }
+            if key as u64 > len as u64 {
+                return Err(JsonError::SparseArray);
             }
             ffi::lua_settop(state, -2);
         }
