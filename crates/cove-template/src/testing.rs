@@ -178,3 +178,86 @@ impl Loader for MemLoader {
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
     }
 }
+
+/// The shape of generated template data (the property tests of both
+/// runtimes' template bindings).
+#[derive(Clone, Debug)]
+pub enum Schema {
+    /// A boolean, number, string or null.
+    Scalar,
+    /// Fields by name (`a.b.c` reaches them).
+    Record(Vec<(String, Schema)>),
+    /// Items of one shape.
+    List(Box<Schema>),
+    /// Any string keys (only a `for k, v` loop reaches them), scalars.
+    Bag,
+}
+
+/// A template that reads every field, item and entry of data of shape `s`
+/// found at `path`, through tags, `if`, both `for` forms, `loop.*` and
+/// each of `filters` on every scalar.
+pub fn template_for(s: &Schema, path: &str, filters: &[&str]) -> String {
+    let mut out = String::new();
+    write_template(s, path, 0, filters, &mut out);
+    out
+}
+
+fn write_template(s: &Schema, path: &str, depth: usize, filters: &[&str], out: &mut String) {
+    let out_tag = |out: &mut String, expr: &str| {
+        out.push_str("{{ ");
+        out.push_str(expr);
+        out.push_str(" }}");
+    };
+    match s {
+        Schema::Scalar => {
+            out.push('<');
+            out_tag(out, path);
+            out.push_str(&format!(
+                "|{{{{{{ {path} }}}}}}|{{% if {path} %}}T{{% else %}}F{{% end %}}|"
+            ));
+            for filter in filters {
+                out_tag(out, &format!("{path} | {filter}"));
+            }
+            out.push('>');
+        }
+        Schema::Record(fields) => {
+            for (k, s) in fields {
+                write_template(s, &format!("{path}.{k}"), depth, filters, out);
+            }
+            out_tag(out, &format!("{path}.nope.deeper"));
+            out_tag(out, &format!("{path} | length"));
+        }
+        Schema::List(item) => {
+            let x = format!("x{depth}");
+            out.push_str(&format!("{{% for {x} in {path} %}}"));
+            for l in [
+                "loop.index",
+                "loop.index0",
+                "loop.first",
+                "loop.last",
+                "loop.length",
+            ] {
+                out_tag(out, l);
+            }
+            out.push('[');
+            write_template(item, &x, depth + 1, filters, out);
+            out.push_str("]{% end %}");
+            out_tag(out, &format!("{path} | length"));
+            let (k, v) = (format!("k{depth}"), format!("v{depth}"));
+            out.push_str(&format!("{{% for {k}, {v} in {path} %}}"));
+            out_tag(out, &k);
+            out.push(':');
+            write_template(item, &v, depth + 1, filters, out);
+            out.push_str(";{% end %}");
+        }
+        Schema::Bag => {
+            let (k, v) = (format!("k{depth}"), format!("v{depth}"));
+            out.push_str(&format!("{{% for {k}, {v} in {path} %}}"));
+            out_tag(out, &k);
+            out.push('=');
+            out_tag(out, &v);
+            out.push_str(";{% end %}");
+            out_tag(out, &format!("{path} | length"));
+        }
+    }
+}

@@ -30,7 +30,7 @@ fn copy_dir(from: &Path, to: &Path, skip: &[&str]) {
     }
 }
 
-fn ok(exit: &Exit) {
+pub(crate) fn ok(exit: &Exit) {
     assert_eq!(
         exit.code,
         Some(0),
@@ -40,7 +40,7 @@ fn ok(exit: &Exit) {
     );
 }
 
-fn failed(exit: &Exit) -> &str {
+pub(crate) fn failed(exit: &Exit) -> &str {
     assert_eq!(exit.code, Some(1), "stdout:\n{}", exit.stdout);
     &exit.stderr
 }

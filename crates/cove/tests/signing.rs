@@ -9,28 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::build::{failed, ok};
 use crate::util::{run, run_exe, Exit, Server, TIMEOUT};
-
-fn ok(exit: &Exit) {
-    assert_eq!(
-        exit.code,
-        Some(0),
-        "stdout:\n{}\nstderr:\n{}",
-        exit.stdout,
-        exit.stderr
-    );
-}
-
-fn failed(exit: &Exit) -> &str {
-    assert_eq!(
-        exit.code,
-        Some(1),
-        "stdout:\n{}\nstderr:\n{}",
-        exit.stdout,
-        exit.stderr
-    );
-    &exit.stderr
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")

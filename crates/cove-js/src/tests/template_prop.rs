@@ -9,25 +9,12 @@ use std::rc::Rc;
 
 use proptest::prelude::*;
 
-use cove_template::testing::{Data, DataHost, MemLoader};
+use cove_template::testing::{template_for, Data, DataHost, MemLoader, Schema};
 use cove_template::{render, Flavor, Templates};
 
 use super::js_source::to_js;
 use super::support::{eval, runner, stringify, TestApp};
 use super::values::{node, num};
-
-/// The shape of template data.
-#[derive(Clone, Debug)]
-enum Schema {
-    /// A boolean, number, string or null.
-    Scalar,
-    /// Fields by name (`a.b.c` reaches them).
-    Record(Vec<(String, Schema)>),
-    /// Items of one shape.
-    List(Box<Schema>),
-    /// Any string keys (only a `for k, v` loop reaches them), scalars.
-    Bag,
-}
 
 fn schema() -> impl Strategy<Value = Schema> {
     let leaf = prop_oneof![3 => Just(Schema::Scalar), 1 => Just(Schema::Bag)];
@@ -110,67 +97,9 @@ fn data(s: &Schema) -> BoxedStrategy<Data> {
 }
 
 /// A template that reads every part of data of shape `s` at `path`.
-fn template(s: &Schema, path: &str, depth: usize, out: &mut String) {
-    let out_tag = |out: &mut String, expr: &str| {
-        out.push_str("{{ ");
-        out.push_str(expr);
-        out.push_str(" }}");
-    };
-    match s {
-        Schema::Scalar => {
-            out.push('<');
-            out_tag(out, path);
-            out.push_str(&format!(
-                "|{{{{{{ {path} }}}}}}|{{% if {path} %}}T{{% else %}}F{{% end %}}|"
-            ));
-            // Not `json`: DataHost writes its own JSON (the filter is
-            // checked against JSON.stringify below).
-            for filter in ["upper", "lower", "trim", "length", "default: \"d\""] {
-                out_tag(out, &format!("{path} | {filter}"));
-            }
-            out.push('>');
-        }
-        Schema::Record(fields) => {
-            for (k, s) in fields {
-                template(s, &format!("{path}.{k}"), depth, out);
-            }
-            out_tag(out, &format!("{path}.nope.deeper"));
-            out_tag(out, &format!("{path} | length"));
-        }
-        Schema::List(item) => {
-            let x = format!("x{depth}");
-            out.push_str(&format!("{{% for {x} in {path} %}}"));
-            for l in [
-                "loop.index",
-                "loop.index0",
-                "loop.first",
-                "loop.last",
-                "loop.length",
-            ] {
-                out_tag(out, l);
-            }
-            out.push('[');
-            template(item, &x, depth + 1, out);
-            out.push_str("]{% end %}");
-            out_tag(out, &format!("{path} | length"));
-            let (k, v) = (format!("k{depth}"), format!("v{depth}"));
-            out.push_str(&format!("{{% for {k}, {v} in {path} %}}"));
-            out_tag(out, &k);
-            out.push(':');
-            template(item, &v, depth + 1, out);
-            out.push_str(";{% end %}");
-        }
-        Schema::Bag => {
-            let (k, v) = (format!("k{depth}"), format!("v{depth}"));
-            out.push_str(&format!("{{% for {k}, {v} in {path} %}}"));
-            out_tag(out, &k);
-            out.push('=');
-            out_tag(out, &v);
-            out.push_str(";{% end %}");
-            out_tag(out, &format!("{path} | length"));
-        }
-    }
-}
+/// Every scalar is also shown through these. Not `json`: DataHost writes its
+/// own JSON (the filter is checked against JSON.stringify below).
+const FILTERS: &[&str] = &["upper", "lower", "trim", "length", "default: \"d\""];
 
 /// `d` as a JS expression.
 fn js_data(d: &Data) -> String {
@@ -254,8 +183,7 @@ fn templates_render_js_data_as_the_reference_host_does() {
     let case = schema().prop_flat_map(|s| (Just(s.clone()), data(&s)));
     runner(256)
         .run(&case, |(s, d)| {
-            let mut source = String::new();
-            template(&s, "data", 0, &mut source);
+            let source = template_for(&s, "data", FILTERS);
             let want = {
                 let t = Templates::new(MemLoader::default())
                     .compile_str(&source)
