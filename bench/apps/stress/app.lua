@@ -31,3 +31,9 @@ app.post("/deep", function(req, res)
   local ok, err = pcall(json.decode, req.body)
   res:json({ ok = ok, error = not ok and tostring(err) or nil })
 end)
+
+-- The cheapest loop there is, for the budget probe: stopped by the budget
+-- after about as much CPU time as app.js's twin.
+app.get("/empty", function(req, res)
+  while true do end
+end)

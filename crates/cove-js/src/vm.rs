@@ -11,10 +11,17 @@
 //! 8 (a string or table built per iteration) is 1, an empty `for (;;) {}`
 //! is 1 against Lua's 1. 4 is the one weight that keeps the loops with a
 //! body within 2x of Lua's work (measured in docs/security.md, "Script
-//! limits"; tests/hostile_scripts/budget.rs); the empty loop does a quarter
-//! of Lua's iterations.
+//! limits"; tests/hostile_scripts/budget.rs).
+//!
+//! That weight would stop the cheapest loops (an empty `for (;;) {}`, a
+//! bare `while (true) {}`) after a quarter of Lua's iterations, each
+//! cheaper than Lua's: 5x sooner. So a spent budget stops a call only once
+//! the call has also used [`FLOOR_PS_PER_UNIT`] of thread CPU time per unit
+//! (0.15 s at the default 100M), about what Lua's cheapest instruction
+//! costs. Loops with a body spend their units after the floor and stop on
+//! the count alone; the floor only ever lets a call run longer.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rquickjs::{Context, Runtime};
@@ -28,6 +35,12 @@ pub const POLL_WEIGHT: i64 = 4;
 /// `JS_INTERRUPT_COUNTER_INIT`).
 const POLLS_PER_CHECK: i64 = 10_000;
 
+/// Thread CPU time, in picoseconds per budget unit, that a call uses before
+/// a spent budget stops it: Lua runs its cheapest instruction (the jump of
+/// an empty loop) in about 2.7 ns on the reference machine, so JS's empty
+/// loop now stops within 2x of Lua's (docs/security.md, "Script limits").
+pub const FLOOR_PS_PER_UNIT: u64 = 1_500;
+
 /// QuickJS's own stack limit; worker threads have 2 MiB.
 const MAX_STACK: usize = 1024 * 1024;
 
@@ -37,6 +50,11 @@ pub(crate) struct Budget {
     remaining: AtomicI64,
     pub(crate) limit: u64,
     exceeded: AtomicBool,
+    /// Thread CPU nanoseconds at the call's first interrupt (0: none yet):
+    /// read there, not at the call's start, so short calls never read it.
+    started_ns: AtomicU64,
+    /// The CPU floor of a call, in nanoseconds.
+    floor_ns: u64,
 }
 
 impl Budget {
@@ -44,20 +62,29 @@ impl Budget {
         let limit = i64::try_from(self.limit).unwrap_or(i64::MAX);
         self.remaining.store(limit, Ordering::Relaxed);
         self.exceeded.store(false, Ordering::Relaxed);
+        self.started_ns.store(0, Ordering::Relaxed);
     }
 
     pub(crate) fn exceeded(&self) -> bool {
         self.exceeded.load(Ordering::Relaxed)
     }
 
-    /// Charge one interrupt period; true stops the script.
+    /// Charge one interrupt period; true stops the script: its units are
+    /// spent and it has run for the floor.
     fn charge(&self) -> bool {
         let cost = POLLS_PER_CHECK * POLL_WEIGHT;
         let left = self.remaining.fetch_sub(cost, Ordering::Relaxed) - cost;
-        if left < 0 {
-            self.exceeded.store(true, Ordering::Relaxed);
+        let started = self.started_ns.load(Ordering::Relaxed);
+        if started == 0 {
+            self.started_ns
+                .store(thread_cpu_ns().max(1), Ordering::Relaxed);
+            return false;
         }
-        left < 0
+        if left >= 0 || thread_cpu_ns().saturating_sub(started) < self.floor_ns {
+            return false;
+        }
+        self.exceeded.store(true, Ordering::Relaxed);
+        true
     }
 
     pub(crate) fn message(&self) -> String {
@@ -77,6 +104,8 @@ pub(crate) fn new_runtime(limits: &Limits) -> rquickjs::Result<(Runtime, Context
         remaining: AtomicI64::new(0),
         limit: limits.max_instructions,
         exceeded: AtomicBool::new(false),
+        started_ns: AtomicU64::new(0),
+        floor_ns: limits.max_instructions.saturating_mul(FLOOR_PS_PER_UNIT) / 1_000,
     });
     budget.reset();
     let b = budget.clone();
@@ -84,4 +113,11 @@ pub(crate) fn new_runtime(limits: &Limits) -> rquickjs::Result<(Runtime, Context
     let ctx = Context::full(&rt)?;
     ctx.with(|c| crate::layout::probe(c.as_raw().as_ptr()));
     Ok((rt, ctx, budget))
+}
+
+/// CPU time this thread has used, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let ns = i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
+    u64::try_from(ns).unwrap_or(0)
 }

@@ -4,6 +4,7 @@
 //! integration tests (crates/cove/tests/http_abuse.rs, hostile_scripts.rs,
 //! durability.rs); this measures them at full size.
 
+mod budget;
 mod conns;
 mod probes;
 
@@ -42,11 +43,12 @@ pub fn run(cfg: &Config) -> Result<()> {
     );
     // The servers run in the scratch directory: a relative path would miss.
     let cove = cfg.cove.canonicalize().unwrap_or_else(|_| cfg.cove.clone());
-    let probes: [fn(&Ctx) -> Result<Finding>; 4] = [
+    let probes: [fn(&Ctx) -> Result<Finding>; 5] = [
         probes::slow_clients,
         probes::load,
         probes::fd_limit,
         probes::hostile_handlers,
+        budget::budget_parity,
     ];
     let ctx = Ctx {
         cfg,
@@ -79,6 +81,21 @@ impl Ctx<'_> {
     /// Cove serving the stress app on a free port, with `extra` flags; under
     /// `sh -c 'ulimit -n N; exec …'` when `nofile` is given.
     pub fn serve(&self, name: &str, extra: &[&str], nofile: Option<u32>) -> Result<Server> {
+        self.serve_with(name, self.app, extra, nofile)
+    }
+
+    /// Cove serving `app` (a twin of the stress app) on a free port.
+    pub fn serve_app(&self, name: &str, app: &Path, extra: &[&str]) -> Result<Server> {
+        self.serve_with(name, app, extra, None)
+    }
+
+    fn serve_with(
+        &self,
+        name: &str,
+        app: &Path,
+        extra: &[&str],
+        nofile: Option<u32>,
+    ) -> Result<Server> {
         let port = servers::free_port()?;
         let db = self.scratch.join(format!("{name}.db"));
         let mut args: Vec<String> = vec![
@@ -88,7 +105,7 @@ impl Ctx<'_> {
             db.display().to_string(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
-        args.push(self.app.display().to_string());
+        args.push(app.display().to_string());
         let (program, args) = match nofile {
             None => (self.cove.to_path_buf(), args),
             Some(n) => {

@@ -3,7 +3,12 @@
 //! instructions; QuickJS only polls at branches and calls, and Cove charges
 //! each poll point `POLL_WEIGHT` (4) units (crates/cove-js/src/vm.rs). The
 //! loops count their own iterations into a variable the next request reads:
-//! the work is compared, never the time.
+//! the work is compared, never the time. The one loop that cannot count,
+//! the empty one, is held to the CPU floor that keeps it within 2x of Lua's
+//! time: a lower bound the clock guarantees, so no race. The time ratio
+//! itself is a figure of tools/stress (its budget probe).
+
+use std::time::{Duration, Instant};
 
 use super::one_worker;
 use crate::util::{Lang, Server};
@@ -68,15 +73,38 @@ fn edge_shapes_stay_at_2x() {
 }
 
 /// The budget is per call: the same loop stopped twice does the same work.
+/// (`call`, not `busy`: a JS `busy` loop on a fast machine may outrun the
+/// CPU floor and then stop on the clock, not the count.)
 #[test]
 fn each_call_gets_the_whole_budget() {
     for lang in [Lang::Lua, Lang::Js] {
         let s = one_worker(lang, &["--max-instructions", BUDGET]);
-        let first = spin(&s, "busy");
-        let second = spin(&s, "busy");
+        let first = spin(&s, "call");
+        let second = spin(&s, "call");
         assert!(
             first.abs_diff(second) <= PERIOD,
             "{lang:?}: {first} then {second} iterations"
         );
     }
+}
+
+/// An empty JS loop spends its units 4-5x sooner than Lua's (1 poll point
+/// against 1 instruction per iteration, each cheaper), so it runs on until
+/// it has used 1.5 ns of thread CPU per unit (crates/cove-js/src/vm.rs
+/// `FLOOR_PS_PER_UNIT`); wall time is never less than that CPU time. Lua
+/// needs no floor: its count sees every instruction.
+#[test]
+fn an_empty_js_loop_runs_for_the_cpu_floor() {
+    const UNITS: u64 = 40_000_000;
+    let floor = Duration::from_nanos(UNITS * 3 / 2);
+    let s = one_worker(Lang::Js, &["--max-instructions", &UNITS.to_string()]);
+    for _ in 0..3 {
+        let t = Instant::now();
+        let r = s.get("/loop");
+        let took = t.elapsed();
+        assert_eq!(r.status, 500, "{}", r.text());
+        assert!(took >= floor, "stopped after {took:?}, before the {floor:?} floor");
+    }
+    let log = s.log();
+    assert!(log.contains("instruction limit exceeded"), "{log}");
 }
