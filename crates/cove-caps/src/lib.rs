@@ -1,6 +1,7 @@
 //! Capabilities written once in Rust and bound to every script runtime:
 //! time, env, log, JSON encoding primitives and the app manifest.
 
+pub mod api;
 pub mod crypto;
 pub mod env;
 pub mod http;

@@ -3,7 +3,9 @@
 
 mod util;
 
+mod api_catalog;
 mod api_fixes;
+mod architecture;
 mod audit;
 mod browser;
 mod build;

@@ -1,0 +1,265 @@
+//! `hull:app` (Lua global `app`): routes, middleware and the manifest, and
+//! the objects every handler gets, `req` ([`REQUEST`]) and `res`
+//! ([`RESPONSE`]). Bindings: crates/cove-lua/src/app_api.rs, request.rs,
+//! native.rs (`res`); crates/cove-js/src/prelude.js, request.rs,
+//! response.rs.
+
+use super::types::{f, f_opt, Field, TypeDef};
+use super::{opt, p, Module, Sig, Ty};
+
+const HANDLER: Ty = Ty::Named("Handler");
+const MIDDLEWARE: Ty = Ty::Named("Middleware");
+const MANIFEST: Ty = Ty::Named("Manifest");
+const RESPONSE: Ty = Ty::Named("Response");
+const STRINGS: Ty = Ty::List(&Ty::Str);
+
+const FUNCTIONS: &[Sig] = &[
+    Sig::both(
+        "get",
+        &[p("pattern", Ty::Str), p("handler", HANDLER)],
+        Ty::Nil,
+        "register a handler for GET (and HEAD) requests whose path matches the pattern",
+    ),
+    Sig::both(
+        "post",
+        &[p("pattern", Ty::Str), p("handler", HANDLER)],
+        Ty::Nil,
+        "register a handler for POST requests whose path matches the pattern",
+    ),
+    Sig::both(
+        "put",
+        &[p("pattern", Ty::Str), p("handler", HANDLER)],
+        Ty::Nil,
+        "register a handler for PUT requests whose path matches the pattern",
+    ),
+    Sig::both(
+        "patch",
+        &[p("pattern", Ty::Str), p("handler", HANDLER)],
+        Ty::Nil,
+        "register a handler for PATCH requests whose path matches the pattern",
+    ),
+    Sig::both(
+        "delete",
+        &[p("pattern", Ty::Str), p("handler", HANDLER)],
+        Ty::Nil,
+        "register a handler for DELETE requests whose path matches the pattern",
+    ),
+    Sig::both(
+        "del",
+        &[p("pattern", Ty::Str), p("handler", HANDLER)],
+        Ty::Nil,
+        "Hull's name for app.delete",
+    ),
+    Sig::both(
+        "options",
+        &[p("pattern", Ty::Str), p("handler", HANDLER)],
+        Ty::Nil,
+        "register a handler for OPTIONS requests whose path matches the pattern",
+    ),
+    Sig::both(
+        "use",
+        &[
+            p("method", Ty::Str),
+            p("pattern", Ty::Str),
+            p("middleware", MIDDLEWARE),
+        ],
+        Ty::Nil,
+        "register a pre-body middleware (runs before the body is read) for a method (\"*\": any) and an exact path or a \"/prefix/*\"",
+    ),
+    Sig::named(
+        "use_post",
+        "usePost",
+        &[
+            p("method", Ty::Str),
+            p("pattern", Ty::Str),
+            p("middleware", MIDDLEWARE),
+        ],
+        Ty::Nil,
+        "register a post-body middleware (runs after the body is read, just before the handler)",
+    ),
+    Sig::both(
+        "manifest",
+        &[p("manifest", MANIFEST)],
+        Ty::Nil,
+        "declare what the app may reach (env variables, outbound hosts, CSP); once, while the app loads",
+    ),
+    Sig::named(
+        "get_manifest",
+        "getManifest",
+        &[],
+        Ty::Opt(&MANIFEST),
+        "the value given to app.manifest, or nil/undefined when there was none",
+    ),
+    Sig::both(
+        "config",
+        &[p("value", Ty::Any)],
+        Ty::Nil,
+        "accepted for Hull apps; does nothing observable",
+    ),
+    Sig::js_only(
+        "static",
+        &[p("prefix", Ty::Str), p("dir", Ty::Str)],
+        Ty::Nil,
+        "accepted for Hull apps; does nothing (files under static/ are served at /static/* anyway)",
+    ),
+];
+
+const REQUEST_FIELDS: &[Field] = &[
+    f(
+        "method",
+        Ty::Str,
+        "the method as sent: \"GET\", \"POST\", …",
+    ),
+    f(
+        "path",
+        Ty::Str,
+        "the path without the query string, as sent (not percent-decoded)",
+    ),
+    f(
+        "params",
+        Ty::Record,
+        "the route's :name captures, percent-decoded strings",
+    ),
+    f(
+        "query",
+        Ty::Record,
+        "the query string parsed into name → value (strings; of a repeated name the last)",
+    ),
+    f(
+        "headers",
+        Ty::Record,
+        "request headers by lower-case name; repeated ones joined with \", \"",
+    ),
+    f(
+        "body",
+        Ty::Opt(&Ty::Str),
+        "the whole body, or nil/null when there is none and always in app.use middleware",
+    ),
+    f(
+        "ctx",
+        Ty::Record,
+        "starts empty; the same table/object for every middleware and the handler of one request",
+    ),
+];
+
+const REQUEST_METHODS: &[Sig] = &[
+    Sig::js_only(
+        "header",
+        &[p("name", Ty::Str)],
+        Ty::Opt(&Ty::Str),
+        "case-insensitive lookup in req.headers (undefined when absent)",
+    )
+    .method(),
+    Sig::js_only(
+        "toJSON",
+        &[],
+        Ty::Record,
+        "every field but ctx, as JSON.stringify(req) and res.json(req) encode it",
+    )
+    .method(),
+];
+
+const RESPONSE_METHODS: &[Sig] = &[
+    Sig::both(
+        "status",
+        &[p("code", Ty::Int)],
+        RESPONSE,
+        "set the status code (200-599); returns res, so calls chain",
+    )
+    .method(),
+    Sig::both(
+        "header",
+        &[p("name", Ty::Str), p("value", Ty::Str)],
+        RESPONSE,
+        "add a response header (again for another line; Content-Type and Location replace); returns res",
+    )
+    .method(),
+    Sig::both(
+        "json",
+        &[p("data", Ty::Any), opt("status", Ty::Int)],
+        Ty::Nil,
+        "send data as JSON (Content-Type: application/json), optionally setting the status",
+    )
+    .method(),
+    Sig::both(
+        "text",
+        &[p("body", Ty::Str)],
+        Ty::Nil,
+        "send the body as text/plain; charset=utf-8",
+    )
+    .method(),
+    Sig::both(
+        "html",
+        &[p("body", Ty::Str)],
+        Ty::Nil,
+        "send the body as text/html; charset=utf-8 with the app's Content-Security-Policy",
+    )
+    .method(),
+    Sig::both(
+        "redirect",
+        &[p("url", Ty::Str), opt("status", Ty::Int)],
+        Ty::Nil,
+        "redirect to the URL: the status (default 302), Location and an empty body",
+    )
+    .method(),
+];
+
+const TYPES: &[TypeDef] = &[
+    TypeDef {
+        name: "Request",
+        doc: "The request (req), passed to every handler and middleware; valid only during its own request",
+        fields: REQUEST_FIELDS,
+        methods: REQUEST_METHODS,
+    },
+    TypeDef {
+        name: "Response",
+        doc: "The response being built (res); the last body method called wins, and nothing is sent until the handler returns",
+        fields: &[],
+        methods: RESPONSE_METHODS,
+    },
+    TypeDef {
+        name: "Handler",
+        doc: "A route handler: function(req, res) / (req, res) => …; its result is ignored (a JS promise is awaited first)",
+        fields: &[],
+        methods: &[],
+    },
+    TypeDef {
+        name: "Middleware",
+        doc: "A middleware: function(req, res) / (req, res) => …; a non-zero number or true stops the request and sends res as it is, anything else goes on (a JS promise is awaited first)",
+        fields: &[],
+        methods: &[],
+    },
+    TypeDef {
+        name: "Manifest",
+        doc: "What the app may reach, given to app.manifest; other fields are kept and returned by app.get_manifest",
+        fields: &[
+            f_opt("env", STRINGS, "the environment variables env.get may read"),
+            f_opt(
+                "hosts",
+                STRINGS,
+                "the hosts http and smtp may reach (exact names, no port, no wildcards)",
+            ),
+            f_opt(
+                "csp",
+                Ty::Union(&[Ty::Str, Ty::Bool]),
+                "the Content-Security-Policy res:html sends; false sends none",
+            ),
+        ],
+        methods: &[],
+    },
+];
+
+/// `hull:app`, the Lua global `app`.
+pub(super) fn module() -> Module {
+    Module {
+        js: "hull:app",
+        lua_global: Some("app"),
+        lua_require: None,
+        native: true,
+        private: false,
+        default_export: false,
+        doc: "Routes, middleware and the manifest; registered while the app file loads",
+        functions: FUNCTIONS.to_vec(),
+        types: TYPES,
+    }
+}

@@ -1,0 +1,99 @@
+//! docs/architecture.md's layer picture is the dependency order of the
+//! Cargo manifests: each crate sits one layer above the highest layer it
+//! depends on, and every workspace crate is drawn.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Crates outside the picture: test services and the benchmark harness.
+const TOOLS: &[&str] = &["cove-testsvc", "cove-bench"];
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// Each workspace crate's normal (not dev, not build) dependencies on
+/// other workspace crates.
+fn manifests() -> BTreeMap<String, Vec<String>> {
+    let mut deps = BTreeMap::new();
+    for entry in std::fs::read_dir(root().join("crates")).expect("crates/") {
+        let manifest = entry.expect("entry").path().join("Cargo.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let doc: toml::Table = toml::from_str(&text).expect("Cargo.toml parses");
+        let name = doc["package"]["name"].as_str().expect("name").to_string();
+        let own = doc
+            .get("dependencies")
+            .and_then(|d| d.as_table())
+            .map(|t| {
+                t.keys()
+                    .filter(|k| k.starts_with("cove"))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        deps.insert(name, own);
+    }
+    deps
+}
+
+/// Layer 0 depends on no workspace crate; others one above their highest.
+fn level(name: &str, deps: &BTreeMap<String, Vec<String>>) -> usize {
+    deps[name]
+        .iter()
+        .map(|d| level(d, deps) + 1)
+        .max()
+        .unwrap_or(0)
+}
+
+/// The crates drawn in each layer of the picture, bottom layer first.
+fn picture() -> Vec<Vec<String>> {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).expect("doc");
+    let block = doc
+        .split("```")
+        .nth(1)
+        .expect("the picture is the first code block");
+    let mut layers: Vec<Vec<String>> = vec![Vec::new()];
+    for line in block.lines() {
+        if line.trim_start().starts_with('─') {
+            layers.push(Vec::new());
+            continue;
+        }
+        for part in line.split('│') {
+            let word = part.split_whitespace().next().unwrap_or("");
+            if word == "cove" || word.starts_with("cove-") {
+                layers.last_mut().expect("layer").push(word.to_string());
+            }
+        }
+    }
+    layers.retain(|l| !l.is_empty());
+    layers.reverse();
+    layers
+}
+
+#[test]
+fn the_layer_picture_matches_the_cargo_manifests() {
+    let deps = manifests();
+    let layers = picture();
+    let drawn: BTreeMap<&str, usize> = layers
+        .iter()
+        .enumerate()
+        .flat_map(|(i, l)| l.iter().map(move |c| (c.as_str(), i)))
+        .collect();
+    for name in deps.keys().filter(|n| !TOOLS.contains(&n.as_str())) {
+        let want = level(name, &deps);
+        assert_eq!(
+            drawn.get(name.as_str()).copied(),
+            Some(want),
+            "{name} depends on {:?}: it belongs in layer {want} from the bottom of docs/architecture.md's picture ({layers:?})",
+            deps[name]
+        );
+    }
+    for name in drawn.keys() {
+        assert!(
+            deps.contains_key(*name),
+            "the picture draws {name}, which is not a crate"
+        );
+    }
+}
