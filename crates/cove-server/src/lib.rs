@@ -9,6 +9,7 @@ mod config;
 mod convert;
 mod dev_error;
 mod handler;
+mod head_scan;
 mod holder;
 mod listener;
 mod reject;

@@ -1,17 +1,28 @@
 //! Requests refused before any handler sees them, for what hyper's parser
-//! lets through: a request target over the URL limit (414), and a missing
-//! or repeated `Host` (400, RFC 9112 §3.2). hyper answers the rest of the
-//! malformed requests itself (docs/security.md).
+//! lets through: a head with both `Content-Length` and `Transfer-Encoding`
+//! (400, RFC 9112 §6.3; hyper drops the first, so the connection's stream
+//! spots it, see timeouts.rs), a request target over the URL limit (414),
+//! and a missing or repeated `Host` (400, RFC 9112 §3.2). hyper answers the
+//! rest of the malformed requests itself (docs/security.md).
 
 use hyper::header::HOST;
 use hyper::{Request, Version};
 
 use crate::convert::{closing, HttpResponse};
 
-/// The answer to a request that must not reach the app, if `req` is one.
-/// Both close the connection: the client is broken or hostile.
+/// The answer to a request that must not reach the app, if `req` is one;
+/// `framing_conflict`: its head had both `Content-Length` and
+/// `Transfer-Encoding`. All close the connection: the client is broken or
+/// hostile, or a proxy in front may read its body differently.
 #[inline]
-pub(crate) fn check<B>(req: &Request<B>, max_url: usize) -> Option<HttpResponse> {
+pub(crate) fn check<B>(
+    req: &Request<B>,
+    max_url: usize,
+    framing_conflict: bool,
+) -> Option<HttpResponse> {
+    if framing_conflict {
+        return Some(closing(400, "Bad Request"));
+    }
     let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target > max_url {
         return Some(closing(414, "URI Too Long"));
@@ -38,7 +49,7 @@ mod tests {
     }
 
     fn status(r: &Request<()>) -> Option<u16> {
-        check(r, 16).map(|res| res.status().as_u16())
+        check(r, 16, false).map(|res| res.status().as_u16())
     }
 
     #[test]
@@ -74,7 +85,31 @@ mod tests {
             status(&req(Version::HTTP_11, "/0123456789?bcdef", &["x"])),
             Some(414)
         );
-        let closes = check(&req(Version::HTTP_11, "/0123456789abcdef", &["x"]), 16).unwrap();
+        let closes = check(
+            &req(Version::HTTP_11, "/0123456789abcdef", &["x"]),
+            16,
+            false,
+        )
+        .unwrap();
         assert_eq!(closes.headers()["connection"], "close");
+    }
+
+    #[test]
+    fn a_framing_conflict_is_400_and_closes() {
+        // Whatever else the request is: hyper has left only the chunked
+        // framing in it, and the verdict comes from its head.
+        let r = Request::post("/")
+            .header(HOST, "x")
+            .header("transfer-encoding", "chunked")
+            .body(())
+            .unwrap();
+        assert_eq!(check(&r, 16, false).map(|res| res.status().as_u16()), None);
+        let refused = check(&r, 16, true).unwrap();
+        assert_eq!(refused.status().as_u16(), 400);
+        assert_eq!(refused.headers()["connection"], "close");
+        assert_eq!(
+            check(&req(Version::HTTP_11, "/", &["x"]), 16, true).map(|res| res.status().as_u16()),
+            Some(400)
+        );
     }
 }

@@ -13,6 +13,18 @@
 //! Each connection has one `Sleep`, reset only when it fires (then to the
 //! deadline of whatever the connection is doing by then): a request costs
 //! two clock reads and no timer update.
+//!
+//! The stream also glances at each request head it reads ([`HeadScan`])
+//! for `Content-Length` together with `Transfer-Encoding`, which hyper
+//! hides from the service; the service takes the verdict when it is handed
+//! the request ([`Activity::busy`]). Only heads whose first byte is known
+//! are scanned: the connection's first, and each one after a request
+//! without a body or with a `Content-Length` one, counted byte by byte,
+//! once that request has reached the service. A head read in the same
+//! read as the one before it (pipelined), or after a chunked body, is not
+//! scanned, and neither is anything later on that connection: such a
+//! request keeps hyper's framing (the chunks win, then the connection is
+//! closed).
 
 use std::cell::Cell;
 use std::future::Future;
@@ -27,6 +39,7 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use crate::config::HttpLimits;
+use crate::head_scan::HeadScan;
 
 /// What a connection is doing, and since when for the timed phases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,22 +58,57 @@ enum Phase {
     Idle(Instant),
 }
 
+/// The verdict on the last head scanned, until the service takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scanned {
+    /// Taken, or no head scanned since.
+    Nothing,
+    /// A head without the conflict.
+    Clean,
+    /// A head with both `Content-Length` and `Transfer-Encoding`.
+    Conflict,
+}
+
+/// What the stream and the service of one connection share.
+struct Shared {
+    phase: Cell<Phase>,
+    scanned: Cell<Scanned>,
+}
+
 /// The connection's phase, shared by its [`Timed`] stream and its service.
 #[derive(Clone)]
-pub(crate) struct Activity(Rc<Cell<Phase>>);
+pub(crate) struct Activity(Rc<Shared>);
 
 impl Activity {
-    /// The service has been handed a request.
+    /// The service has been handed a request: true if its head carried
+    /// both `Content-Length` and `Transfer-Encoding`. The verdict is taken,
+    /// so the next request does not inherit it (a head that was not
+    /// scanned has none: false).
     #[inline]
-    pub(crate) fn busy(&self) {
-        self.0.set(Phase::Busy);
+    pub(crate) fn busy(&self) -> bool {
+        self.0.phase.set(Phase::Busy);
+        self.0.scanned.replace(Scanned::Nothing) == Scanned::Conflict
     }
 
     /// The service has returned its response.
     #[inline]
     pub(crate) fn answered(&self) {
-        self.0.set(Phase::Answered);
+        self.0.phase.set(Phase::Answered);
     }
+}
+
+/// Where the bytes read next fall in the stream of requests, as far as
+/// [`Timed`] can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// In a request head, scanned from its first byte.
+    Head,
+    /// In the body of the last head scanned: this many bytes of it to come.
+    /// At 0, the next byte starts a head.
+    Body(u64),
+    /// Lost track (pipelined heads, a chunked body, a conflict): nothing
+    /// more is scanned on this connection.
+    Lost,
 }
 
 /// A connection's socket, with its header and idle timeouts. When one runs
@@ -80,6 +128,8 @@ pub(crate) struct Timed {
     write_blocked: bool,
     /// A timeout has ended the connection.
     expired: bool,
+    framing: Framing,
+    scan: HeadScan,
 }
 
 impl Timed {
@@ -88,12 +138,17 @@ impl Timed {
         let (header, idle) = (limits.header_timeout, limits.idle_timeout);
         Timed {
             stream,
-            phase: Activity(Rc::new(Cell::new(Phase::Fresh(now)))),
+            phase: Activity(Rc::new(Shared {
+                phase: Cell::new(Phase::Fresh(now)),
+                scanned: Cell::new(Scanned::Nothing),
+            })),
             header,
             idle,
             timer: Box::pin(tokio::time::sleep_until(now + header.min(idle))),
             write_blocked: false,
             expired: false,
+            framing: Framing::Head,
+            scan: HeadScan::default(),
         }
     }
 
@@ -104,10 +159,60 @@ impl Timed {
     /// Bytes arrived.
     #[inline]
     fn received(&self) {
-        match self.phase.0.get() {
-            Phase::Fresh(since) => self.phase.0.set(Phase::Head(since)),
-            Phase::Idle(_) => self.phase.0.set(Phase::Head(Instant::now())),
+        let phase = &self.phase.0.phase;
+        match phase.get() {
+            Phase::Fresh(since) => phase.set(Phase::Head(since)),
+            Phase::Idle(_) => phase.set(Phase::Head(Instant::now())),
             _ => {}
+        }
+    }
+
+    /// Follow the request framing through the bytes just read, scanning
+    /// the heads among them.
+    fn track(&mut self, mut bytes: &[u8]) {
+        loop {
+            match self.framing {
+                Framing::Lost => return,
+                Framing::Body(left) => match usize::try_from(left) {
+                    Ok(left) if left < bytes.len() => {
+                        bytes = &bytes[left..];
+                        self.framing = Framing::Head;
+                    }
+                    _ => {
+                        self.framing = Framing::Body(left - bytes.len() as u64);
+                        return;
+                    }
+                },
+                Framing::Head => {
+                    // The verdict on the head before must have been taken
+                    // (hyper hands requests over in order, each as soon as
+                    // its head is read): if not, this head came in the same
+                    // read as that one, and a verdict now would go to it.
+                    let scanned = &self.phase.0.scanned;
+                    if scanned.get() != Scanned::Nothing {
+                        self.framing = Framing::Lost;
+                        return;
+                    }
+                    let Some(head) = self.scan.feed(bytes) else {
+                        return;
+                    };
+                    scanned.set(if head.conflict {
+                        Scanned::Conflict
+                    } else {
+                        Scanned::Clean
+                    });
+                    self.framing = match head.body {
+                        // Refused, and the connection closed.
+                        _ if head.conflict => Framing::Lost,
+                        Some(len) => Framing::Body(len),
+                        None => Framing::Lost,
+                    };
+                    bytes = &bytes[head.end..];
+                    if bytes.is_empty() {
+                        return;
+                    }
+                }
+            }
         }
     }
 
@@ -125,8 +230,9 @@ impl Timed {
                 // Each write that makes progress restarts the idle clock:
                 // a long download is fine, a client that stops reading is
                 // let go like one that stops sending.
-                if *n > 0 && matches!(self.phase.0.get(), Phase::Answered | Phase::Idle(_)) {
-                    self.phase.0.set(Phase::Idle(Instant::now()));
+                let phase = &self.phase.0.phase;
+                if *n > 0 && matches!(phase.get(), Phase::Answered | Phase::Idle(_)) {
+                    phase.set(Phase::Idle(Instant::now()));
                 }
             }
             Poll::Pending => {
@@ -151,7 +257,7 @@ impl Timed {
         while self.timer.as_mut().poll(cx).is_ready() {
             let now = Instant::now();
             let shortest = self.header.min(self.idle);
-            let due = match self.phase.0.get() {
+            let due = match self.phase.0.phase.get() {
                 Phase::Fresh(since) | Phase::Head(since) => since + self.header,
                 Phase::Idle(since) => since + self.idle,
                 Phase::Busy | Phase::Answered => now + shortest,
@@ -164,7 +270,7 @@ impl Timed {
                 continue;
             }
             self.expired = true;
-            if matches!(self.phase.0.get(), Phase::Head(_)) {
+            if matches!(self.phase.0.phase.get(), Phase::Head(_)) {
                 self.send_408();
                 return Poll::Ready(Err(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -208,6 +314,9 @@ impl AsyncRead for Timed {
             Poll::Pending => me.poll_expiry(cx),
             Poll::Ready(Ok(())) if buf.filled().len() > before => {
                 me.received();
+                if me.framing != Framing::Lost {
+                    me.track(&buf.filled()[before..]);
+                }
                 Poll::Ready(Ok(()))
             }
             other => other,
@@ -444,5 +553,77 @@ mod tests {
         // Its answer starts the idle clock.
         answer(&mut server).await;
         assert_eq!(server.read(&mut [0u8; 16]).await.unwrap(), 0);
+    }
+
+    const CONFLICT: &[u8] =
+        b"POST /c HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+    /// The client sends each of `reads` (the server reads each whole before
+    /// the next is sent); after each, the service is handed `handed[i]`
+    /// requests. What `busy` said for each of them.
+    async fn verdicts(reads: &[&[u8]], handed: &[usize]) -> Vec<bool> {
+        let (mut client, mut server) = pair().await;
+        let activity = server.activity();
+        let mut said = Vec::new();
+        for (bytes, n) in reads.iter().zip(handed) {
+            client.write_all(bytes).await.unwrap();
+            let mut got = 0;
+            while got < bytes.len() {
+                got += take(&mut server).await.len();
+            }
+            for _ in 0..*n {
+                said.push(activity.busy());
+                activity.answered();
+            }
+        }
+        said
+    }
+
+    #[tokio::test]
+    async fn a_head_with_both_lengths_is_told_to_the_service_once() {
+        assert_eq!(verdicts(&[CONFLICT], &[1]).await, [true]);
+        // Across reads, split in a name.
+        let (a, b) = CONFLICT.split_at(40);
+        assert_eq!(verdicts(&[a, b], &[0, 1]).await, [true]);
+        // Taken: a later request that was not scanned does not inherit it.
+        assert_eq!(verdicts(&[CONFLICT], &[2]).await, [true, false]);
+        assert_eq!(verdicts(&[b"GET / HTTP/1.1\r\n\r\n"], &[1]).await, [false]);
+    }
+
+    #[tokio::test]
+    async fn heads_after_a_bodiless_or_counted_body_are_scanned() {
+        let get = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        let post = b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab";
+        assert_eq!(verdicts(&[get, CONFLICT], &[1, 1]).await, [false, true]);
+        // The body split across reads, the next head right after it.
+        let mut rest = b"cde".to_vec();
+        rest.extend_from_slice(CONFLICT);
+        assert_eq!(verdicts(&[post, &rest], &[1, 1]).await, [false, true]);
+        // A body that looks like a head is not scanned as one.
+        let mut body = format!(
+            "POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            CONFLICT.len()
+        )
+        .into_bytes();
+        body.extend_from_slice(CONFLICT);
+        assert_eq!(verdicts(&[&body, get], &[1, 1]).await, [false, false]);
+    }
+
+    #[tokio::test]
+    async fn pipelined_heads_or_a_chunked_body_stop_the_scan() {
+        let get = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        // In the same read as the head before it: not scanned, nor later.
+        let mut two = get.to_vec();
+        two.extend_from_slice(CONFLICT);
+        assert_eq!(
+            verdicts(&[&two, CONFLICT], &[2, 1]).await,
+            [false, false, false]
+        );
+        // After a chunked body, where the next head starts is unknown.
+        let chunked = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+        assert_eq!(
+            verdicts(&[chunked, CONFLICT], &[1, 1]).await,
+            [false, false]
+        );
     }
 }

@@ -72,10 +72,12 @@ pub(crate) fn run<H: Handler>(
                         let activity = stream.activity();
                         let h = handler.clone();
                         let service = service_fn(move |req| {
-                            activity.busy();
+                            // Also whether the head had both Content-Length and
+                            // Transfer-Encoding, which hyper hides (timeouts.rs).
+                            let framing_conflict = activity.busy();
                             let (h, activity) = (h.clone(), activity.clone());
                             async move {
-                                let res = match reject::check(&req, max_url) {
+                                let res = match reject::check(&req, max_url, framing_conflict) {
                                     Some(refused) => refused,
                                     None => h.handle(req).await,
                                 };
