@@ -5,7 +5,7 @@
 //! (400, RFC 9112 §6.3), so it has to see the head itself.
 //!
 //! The scan looks at the first bytes of each header line only, and skips
-//! the rest of a line with one search for its LF: nothing is copied, and
+//! the rest of a line with one (vectorised) search for its LF: nothing is copied, and
 //! a head split across any number of reads costs a few bytes of state. It
 //! also reads the `Content-Length` value, so that [`Timed`] can count the
 //! body and know where the next request starts.
@@ -22,6 +22,33 @@
 /// The names looked for, lowercase, with their colon.
 const CONTENT_LENGTH: &[u8] = b"content-length:";
 const TRANSFER_ENCODING: &[u8] = b"transfer-encoding:";
+
+/// The line starts with `name` (lowercase, with its colon), in any case.
+/// OR-ing 0x20 lowercases a letter and keeps `-` and `:`; the bytes it would
+/// also map onto them (CR, other controls) cannot be in a header name hyper
+/// accepts, and a head it refuses has no next request to misread. No early
+/// exit, so the comparison of these fixed lengths vectorises.
+#[inline]
+fn has_name(line: &[u8], name: &[u8]) -> bool {
+    line.len() >= name.len()
+        && line[..name.len()]
+            .iter()
+            .zip(name)
+            .fold(0u8, |diff, (a, b)| diff | ((a | 0x20) ^ b))
+            == 0
+}
+
+/// Without blanks (spaces, tabs; a CR at the end, as the byte steps take
+/// it) at either end.
+fn trim_blanks(v: &[u8]) -> &[u8] {
+    let blank = |b: &u8| matches!(b, b' ' | b'\t');
+    let start = v.iter().position(|b| !blank(b)).unwrap_or(v.len());
+    let end = v
+        .iter()
+        .rposition(|b| !blank(b) && *b != b'\r')
+        .map_or(start, |e| e + 1);
+    &v[start..end.max(start)]
+}
 
 /// What a complete head showed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,8 +125,22 @@ impl HeadScan {
     pub(crate) fn feed(&mut self, bytes: &[u8]) -> Option<Head> {
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
+            // A whole line from its start: taken in one piece (the byte
+            // steps below cost ~15 instructions a byte; this, a search and
+            // a comparison a line). They take over for a line split
+            // across reads.
+            if self.at == At::LineStart {
+                if let Some(lf) = memchr::memchr(b'\n', &bytes[i..]) {
+                    let line = &bytes[i..i + lf];
+                    i += lf + 1;
+                    if self.whole_line(line) {
+                        return Some(self.finish(i));
+                    }
+                    continue;
+                }
+            }
             match self.at {
-                At::Skip => match bytes[i..].iter().position(|&c| c == b'\n') {
+                At::Skip => match memchr::memchr(b'\n', &bytes[i..]) {
                     Some(lf) => {
                         i += lf + 1;
                         self.at = At::LineStart;
@@ -182,6 +223,41 @@ impl HeadScan {
             }
         }
         None
+    }
+
+    /// A whole line (without its LF) read from its start; true if it is
+    /// the blank line that ends the head. The same reading as the byte
+    /// steps of [`feed`](Self::feed).
+    fn whole_line(&mut self, line: &[u8]) -> bool {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            // The blank line; before the request line, skipped.
+            return self.started;
+        }
+        if !self.started {
+            self.started = true;
+            return false;
+        }
+        // Most lines are neither (Host, Accept, User-Agent, …).
+        match line[0] | 0x20 {
+            b't' if has_name(line, TRANSFER_ENCODING) => self.transfer_encoding = true,
+            b'c' if has_name(line, CONTENT_LENGTH) => {
+                let value = trim_blanks(&line[CONTENT_LENGTH.len()..]);
+                let digits = if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+                    None
+                } else {
+                    value.iter().try_fold(0u64, |v, d| {
+                        v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+                    })
+                };
+                match digits {
+                    Some(v) => self.length_is(Digits::In(v)),
+                    None => self.length = Length::Unusable,
+                }
+            }
+            _ => {}
+        }
+        false
     }
 
     /// A `Content-Length` line ended after `digits`.
