@@ -139,6 +139,7 @@ pub(crate) fn run_entry(
     source: Vec<u8>,
     budget: &Budget,
 ) -> Result<(), String> {
+    let source = crate::typescript::prepare(name, source).map_err(|e| e.describe(name))?;
     let promise =
         Module::evaluate(ctx.clone(), name, source).map_err(|e| describe(ctx, e, budget))?;
     drain_jobs(ctx);

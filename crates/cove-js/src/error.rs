@@ -48,6 +48,7 @@ fn describe_value<'js>(ctx: &Ctx<'js>, v: &Value<'js>, budget: &Budget) -> Strin
     } else {
         format!("{name}: {message}")
     };
+    let msg = crate::typescript::import_hint(msg);
     match exc.stack().as_deref().and_then(app_location) {
         Some(loc) => format!("{loc}: {msg}"),
         None => msg,

@@ -25,6 +25,7 @@ mod template;
 pub mod testing;
 #[cfg(test)]
 mod tests;
+mod typescript;
 mod vm;
 
 pub use engine::{JsApp, JsConfig, JsEngine};

@@ -5,21 +5,16 @@ use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::{Declarations, Exports, ModuleDef};
 use rquickjs::{Ctx, Exception, Function, Module, Object, Result, Value};
 
-/// Hull's built-in modules: (specifier, export name). Each re-exports one
-/// object the prelude built, through the internal `cove:native` module.
-pub(crate) const BUILTINS: &[(&str, &str)] = &[
-    ("hull:app", "app"),
-    ("hull:db", "db"),
-    ("hull:json", "json"),
-    ("hull:time", "time"),
-    ("hull:env", "env"),
-    ("hull:log", "log"),
-    ("hull:crypto", "crypto"),
-    ("hull:template", "template"),
-    ("hull:kv", "kv"),
-    ("hull:http", "http"),
-    ("hull:smtp", "smtp"),
-];
+/// Hull's built-in modules: (specifier, export name), from the API catalog
+/// (crates/cove-caps/src/api): its native `hull:*` modules. Each re-exports
+/// one object the prelude or a binding built, through the internal
+/// `cove:native` module.
+fn builtins() -> impl Iterator<Item = (&'static str, &'static str)> {
+    cove_caps::api::modules()
+        .iter()
+        .filter(|m| m.native && m.js.starts_with("hull:"))
+        .map(|m| (m.js, m.object_name()))
+}
 
 // Embedded JS stdlib modules: `STDLIB`, (specifier, source) for every file
 // under stdlib/js (listed by build.rs).
@@ -37,8 +32,8 @@ struct Native;
 
 impl ModuleDef for Native {
     fn declare<'js>(decl: &Declarations<'js>) -> Result<()> {
-        for (_, name) in BUILTINS {
-            decl.declare(*name)?;
+        for (_, name) in builtins() {
+            decl.declare(name)?;
         }
         Ok(())
     }
@@ -47,12 +42,12 @@ impl ModuleDef for Native {
         let objects = ctx
             .userdata::<NativeObjects<'js>>()
             .ok_or_else(|| Exception::throw_internal(ctx, "hull modules are not ready"))?;
-        for (_, name) in BUILTINS {
-            let obj: Option<Object> = objects.get(*name)?;
+        for (_, name) in builtins() {
+            let obj: Option<Object> = objects.get(name)?;
             let obj = obj.ok_or_else(|| {
                 Exception::throw_internal(ctx, &format!("hull module {name} missing"))
             })?;
-            exports.export(*name, obj)?;
+            exports.export(name, obj)?;
         }
         Ok(())
     }
@@ -68,13 +63,13 @@ pub(crate) struct AppResolver {
 /// right to the reserved tables, which an app must not borrow through them.
 const PRIVATE_PREFIX: &str = "hull:_";
 
-/// Every module an app may import by name.
+/// Every module an app may import by name: the catalog's, which the
+/// stdlib files must match (the test below).
 fn module_names() -> impl Iterator<Item = &'static str> {
-    BUILTINS
+    cove_caps::api::modules()
         .iter()
-        .map(|(spec, _)| *spec)
-        .chain(STDLIB.iter().map(|(spec, _)| *spec))
-        .filter(|spec| !spec.starts_with(PRIVATE_PREFIX))
+        .filter(|m| !m.private && m.js.starts_with("hull:"))
+        .map(|m| m.js)
 }
 
 impl AppResolver {
@@ -117,6 +112,29 @@ impl AppResolver {
             Ok(e) => ctx.throw(e),
             Err(e) => e,
         }
+    }
+
+    /// `; did you mean "./lib.ts"?` when `name` (resolved to `path`) lacks
+    /// the extension of a file that exists, or names `.js` for a `.ts` file
+    /// (imports name files exactly, extension included).
+    fn other_extension(&self, name: &str, path: &str) -> String {
+        let file = path.rsplit('/').next().unwrap_or(path);
+        let tries: Vec<(String, String)> = match name.strip_suffix(".js") {
+            Some(stem) => vec![(
+                format!("{stem}.ts"),
+                format!("{}.ts", &path[..path.len() - 3]),
+            )],
+            None if !file.contains('.') => [".ts", ".js"]
+                .iter()
+                .map(|ext| (format!("{name}{ext}"), format!("{path}{ext}")))
+                .collect(),
+            None => Vec::new(),
+        };
+        tries
+            .into_iter()
+            .find(|(_, p)| self.files.is_file(p))
+            .map(|(n, _)| format!("; did you mean {n:?}?"))
+            .unwrap_or_default()
     }
 
     fn invalid<'js>(&self, ctx: &Ctx<'js>, name: &str, base: &str, why: &str) -> rquickjs::Error {
@@ -184,7 +202,8 @@ impl Resolver for AppResolver {
             return Err(self.invalid(ctx, name, base, "app file names may not start with hull:"));
         }
         if !self.files.is_file(&path) {
-            let msg = format!("cannot import {name}: no file {path} in the app directory");
+            let hint = self.other_extension(name, &path);
+            let msg = format!("cannot import {name}: no file {path} in the app directory{hint}");
             return Err(self.fail(ctx, base, name, &msg));
         }
         Ok(path)
@@ -209,7 +228,7 @@ impl Loader for AppLoader {
         if name == "hull:template" {
             crate::template::prepare(ctx, &self.files);
         }
-        if let Some((_, export)) = BUILTINS.iter().find(|(spec, _)| *spec == name) {
+        if let Some((_, export)) = builtins().find(|(spec, _)| *spec == name) {
             let source = format!("export {{ {export} }} from \"{NATIVE}\";");
             return Module::declare(ctx.clone(), name, source);
         }
@@ -228,6 +247,8 @@ impl Loader for AppLoader {
             .read(name)
             .map_err(|e| fail(e.to_string()))?
             .into_owned();
+        let source =
+            crate::typescript::prepare(name, source).map_err(|e| stripped(ctx, name, &e))?;
         if name.ends_with(".json") {
             let text = String::from_utf8(source).map_err(|_| fail("not UTF-8".into()))?;
             let literal = serde_json::to_string(&text).map_err(|e| fail(e.to_string()))?;
@@ -238,5 +259,52 @@ impl Loader for AppLoader {
             );
         }
         Module::declare(ctx.clone(), name, source)
+    }
+}
+
+/// A `.ts` module that cannot be stripped, thrown so that it reads
+/// `lib.ts:4: enum is not supported: …` like any error of the app's own:
+/// the stack is the offending line.
+fn stripped<'js>(ctx: &Ctx<'js>, name: &str, e: &crate::typescript::TsError) -> rquickjs::Error {
+    let made = (|| -> Result<Value<'js>> {
+        let ctor: Function = ctx
+            .globals()
+            .get(if e.syntax { "SyntaxError" } else { "Error" })?;
+        let (message, stack) = match e.line {
+            Some(line) => (e.message.clone(), format!("    at {name}:{line}:1\n")),
+            None => (e.describe(name), String::new()),
+        };
+        let err: Object = ctor.call((message,))?;
+        err.set("stack", stack)?;
+        Ok(err.into_value())
+    })();
+    match made {
+        Ok(err) => ctx.throw(err),
+        Err(err) => err,
+    }
+}
+
+#[cfg(test)]
+mod catalog_tests {
+    use super::*;
+
+    /// The embedded stdlib files and the catalog's stdlib modules are the
+    /// same set, private ones included.
+    #[test]
+    fn every_stdlib_file_is_a_catalog_module() {
+        let stdlib: Vec<&str> = cove_caps::api::modules()
+            .iter()
+            .filter(|m| !m.native)
+            .map(|m| m.js)
+            .collect();
+        for (spec, _) in STDLIB {
+            assert!(stdlib.contains(spec), "{spec} is not in the catalog");
+            let private = cove_caps::api::module_by_js(spec).is_some_and(|m| m.private);
+            assert_eq!(private, spec.starts_with(PRIVATE_PREFIX), "{spec}");
+        }
+        for spec in stdlib {
+            assert!(STDLIB.iter().any(|(s, _)| *s == spec), "{spec} has no file");
+        }
+        assert_eq!(builtins().count(), 11);
     }
 }

@@ -46,9 +46,6 @@ pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function
     })
 }
 
-/// Modules implemented in Rust.
-const NATIVE_MODULES: [&str; 3] = [crate::template::MODULE, crate::kv::MODULE, "hull.json"];
-
 /// Stdlib modules only the stdlib may require: their db calls run with its
 /// right to the reserved tables, which an app must not borrow through them.
 const PRIVATE_PREFIX: &str = "hull._";
@@ -64,13 +61,14 @@ fn required_by_stdlib(lua: &Lua) -> bool {
     .unwrap_or(false)
 }
 
-/// Every module an app may `require` by name.
+/// Every module an app may `require` by name: the catalog's
+/// (crates/cove-caps/src/api), which the stdlib files and
+/// [`native_module`] must match (tests below and tests/api_catalog.rs).
 fn module_names() -> impl Iterator<Item = &'static str> {
-    STDLIB
+    cove_caps::api::modules()
         .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| !n.starts_with(PRIVATE_PREFIX))
-        .chain(NATIVE_MODULES)
+        .filter(|m| !m.private)
+        .filter_map(|m| m.lua_require)
 }
 
 /// Modules implemented in Rust, by name.
@@ -142,4 +140,28 @@ fn load_file(lua: &Lua, cache: &Table, name: &str) -> mlua::Result<Outcome> {
 fn run_module(lua: &Lua, source: &[u8], chunk: &str, name: &str) -> mlua::Result<Value> {
     let v: Value = lua.load(source).set_name(chunk).call(name)?;
     Ok(if v.is_nil() { Value::Boolean(true) } else { v })
+}
+
+#[cfg(test)]
+mod catalog_tests {
+    use super::*;
+
+    /// The embedded stdlib files and the catalog's stdlib modules are the
+    /// same set, private ones included.
+    #[test]
+    fn every_stdlib_file_is_a_catalog_module() {
+        let stdlib: Vec<&str> = cove_caps::api::modules()
+            .iter()
+            .filter(|m| !m.native)
+            .filter_map(|m| m.lua_require)
+            .collect();
+        for (name, _) in STDLIB {
+            assert!(stdlib.contains(name), "{name} is not in the catalog");
+            let private = cove_caps::api::module_by_lua(name).is_some_and(|m| m.private);
+            assert_eq!(private, name.starts_with(PRIVATE_PREFIX), "{name}");
+        }
+        for name in stdlib {
+            assert!(STDLIB.iter().any(|(n, _)| *n == name), "{name} has no file");
+        }
+    }
 }

@@ -10,13 +10,22 @@ use cove_core::{AppFiles, Limits, Pack, ScriptConfig};
 
 pub use crate::cli::Runtime;
 
-/// Entry file names, in the order server mode prefers them (Hull: app.js first).
-pub const ENTRIES: [(&str, Runtime); 2] = [("app.js", Runtime::Js), ("app.lua", Runtime::Lua)];
+/// Entry file names, in the order server mode prefers them (Hull: app.js
+/// first). TypeScript runs on the JavaScript runtime, its types stripped.
+pub const ENTRIES: [(&str, Runtime); 3] = [
+    ("app.js", Runtime::Js),
+    ("app.ts", Runtime::Js),
+    ("app.lua", Runtime::Lua),
+];
+
+/// The entry files, as error messages list them.
+pub const ENTRY_NAMES: &str = "app.js, app.ts or app.lua";
 
 impl Runtime {
-    /// The runtime an entry file needs: `.js` → JavaScript, anything else → Lua.
+    /// The runtime an entry file needs: `.js` or `.ts` → JavaScript,
+    /// anything else → Lua.
     pub fn of(entry: &str) -> Runtime {
-        if entry.ends_with(".js") {
+        if entry.ends_with(".js") || entry.ends_with(".ts") {
             Runtime::Js
         } else {
             Runtime::Lua
@@ -70,8 +79,8 @@ impl AppSource {
     }
 }
 
-/// The app a user named: an entry file, a directory holding `app.js` or
-/// `app.lua`, or (`None`) the current directory.
+/// The app a user named: an entry file, a directory holding `app.js`,
+/// `app.ts` or `app.lua`, or (`None`) the current directory.
 pub fn locate(app: Option<&Path>) -> Result<AppSource> {
     let dir = match app {
         Some(p) if p.is_file() => {
@@ -105,7 +114,7 @@ pub fn locate(app: Option<&Path>) -> Result<AppSource> {
             runtime,
         }),
         None => bail!(
-            "no entry point found (app.js or app.lua) in {}; pass the app file, e.g. `cove app.lua`",
+            "no entry point found ({ENTRY_NAMES}) in {}; pass the app file, e.g. `cove app.lua`",
             dir.display()
         ),
     }
@@ -122,7 +131,7 @@ fn command_hint(p: &Path) -> String {
     cove_core::hint(&word, names.iter().map(String::as_str), "cove's commands")
 }
 
-/// Which entry files a directory has, app.js first.
+/// Which entry files a directory has, in [`ENTRIES`] order (app.js first).
 pub fn entries_in(dir: &Path) -> Vec<(&'static str, Runtime)> {
     ENTRIES
         .iter()
@@ -144,7 +153,7 @@ pub fn from_pack(pack: Pack) -> Result<AppSource> {
         .iter()
         .find(|(name, _)| files.is_file(name))
         .copied()
-        .ok_or_else(|| anyhow!("the built-in app {} has no app.js or app.lua", pack.name))?;
+        .ok_or_else(|| anyhow!("the built-in app {} has no {ENTRY_NAMES}", pack.name))?;
     Ok(AppSource {
         files,
         entry: entry.to_string(),

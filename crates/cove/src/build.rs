@@ -24,8 +24,9 @@ pub fn run(args: &BuildArgs) -> Result<i32> {
     }
     if args.dir.is_some() && target.is_file() {
         bail!(
-            "{} is a file; cove build packs an app directory (the one holding app.js or app.lua)",
-            target.display()
+            "{} is a file; cove build packs an app directory (the one holding {})",
+            target.display(),
+            app::ENTRY_NAMES
         );
     }
     let root = app_root(&target)?;
@@ -97,7 +98,8 @@ fn app_root(dir: &Path) -> Result<PathBuf> {
     let root = app::canonical_dir(dir)?;
     if app::entries_in(&root).is_empty() {
         bail!(
-            "no entry point found (app.js or app.lua) in {}; pass the app directory",
+            "no entry point found ({}) in {}; pass the app directory",
+            app::ENTRY_NAMES,
             dir.display()
         );
     }

@@ -41,7 +41,7 @@ pub struct Cli {
 pub enum Command {
     /// Serve the app: the same as `cove [OPTIONS] [APP]`.
     Serve(ServeArgs),
-    /// Run the app's tests (test_*.lua / test_*.js) in-process against an in-memory database.
+    /// Run the app's tests (test_*.lua / test_*.js / test_*.ts) in-process against an in-memory database.
     Test(TestArgs),
     /// Create a new app: entry file, first migration and a passing test.
     New(NewArgs),
@@ -70,6 +70,8 @@ cove migrate new add_tags"
     Routes(RoutesArgs),
     /// Inspect the app's database: schema or a query, as JSON.
     Db(DbArgs),
+    /// Write the editor types (TypeScript declarations, LuaLS annotations) into the app's .cove/types/, and an editor config if it has none.
+    Types(TypesArgs),
     /// Serve `Hello World!` on /hello and a fixed JSON body elsewhere, with no script: the benchmark's HTTP baseline.
     #[command(hide = true)]
     Baseline(BaselineArgs),
@@ -92,13 +94,28 @@ pub enum Runtime {
     Js,
 }
 
+/// The language `cove new` writes an app in: TypeScript runs on the
+/// JavaScript runtime, its types stripped at load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NewRuntime {
+    Lua,
+    Js,
+    Ts,
+}
+
+#[derive(Debug, Args)]
+pub struct TypesArgs {
+    /// App directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct NewArgs {
     /// Directory to create (its last part names the app).
     pub name: PathBuf,
-    /// Language of the app.
+    /// Language of the app (ts: TypeScript, with a tsconfig.json for `tsc`).
     #[arg(long, value_enum, default_value = "lua")]
-    pub runtime: Runtime,
+    pub runtime: NewRuntime,
 }
 
 #[derive(Debug, Args)]
@@ -248,7 +265,7 @@ pub struct BaselineArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// App file or directory (default: app.js, else app.lua, in the current directory).
+    /// App file or directory (default: app.js, else app.ts, else app.lua, in the current directory).
     pub app: Option<PathBuf>,
 
     /// Port to listen on (0 picks a free port; the startup line shows it).

@@ -87,7 +87,8 @@ fn routes_app(args: &RoutesArgs) -> Result<AppSource> {
             .or(found.first())
             .ok_or_else(|| {
                 anyhow!(
-                    "no entry point found (app.js or app.lua) in {}",
+                    "no entry point found ({}) in {}",
+                    crate::app::ENTRY_NAMES,
                     dir.display()
                 )
             })?,

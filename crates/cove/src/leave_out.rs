@@ -6,8 +6,10 @@ use anyhow::{Context, Result};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 /// Left out unless `--include` keeps them: `cove test` reads tests/ from
-/// the directory, never from a built app, and nothing serves README.md.
-pub(crate) const DEFAULTS: [&str; 2] = ["tests/**", "*.md"];
+/// the directory, never from a built app, nothing serves README.md, and
+/// the editor configs are for `tsc` and editors (`.cove/` and other
+/// dot-files are never packed).
+pub(crate) const DEFAULTS: [&str; 4] = ["tests/**", "*.md", "tsconfig.json", "jsconfig.json"];
 
 pub(crate) struct LeaveOut {
     exclude: GlobSet,

@@ -6,6 +6,7 @@ mod app;
 mod build;
 mod cli;
 mod dev;
+mod editor_types;
 mod inspect;
 mod leave_out;
 mod migrate;
@@ -66,6 +67,7 @@ fn main() {
         Some(Command::Inspect(args)) => sign::inspect(&args),
         Some(Command::Routes(args)) => inspect::routes(&args),
         Some(Command::Db(args)) => inspect::db(&args),
+        Some(Command::Types(args)) => editor_types::run(args.dir.as_deref()),
         Some(Command::Baseline(args)) => serve::baseline(&args).map(|()| 0),
         None => sign::unbuilt(&cli.serve).and_then(|()| serve::run(&cli.serve).map(|()| 0)),
     };

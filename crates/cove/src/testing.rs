@@ -1,6 +1,6 @@
 //! `cove test [dir]`: Hull's in-process test runner (Hull §9). Per runtime,
 //! one in-memory database with the migrations applied, the app loaded once,
-//! then every `test_*.lua` (or `test_*.js`) file in path order.
+//! then every `test_*.lua` (or `test_*.js` and `test_*.ts`) file in path order.
 
 use std::path::{Path, PathBuf};
 
@@ -13,16 +13,20 @@ use cove_db::{Db, Origin, WriteLock};
 use cove_js::JsEngine;
 use cove_lua::LuaEngine;
 
-use crate::app::{canonical_dir, entries_in, AppSource, Runtime};
+use crate::app::{canonical_dir, entries_in, AppSource, Runtime, ENTRY_NAMES};
 use crate::cli::TestArgs;
 
-/// Test files of one runtime: `test_*.<ext>` anywhere under the app.
+/// Test files of one runtime: `test_*.<ext>` anywhere under the app
+/// (TypeScript's `test_*.ts` run on the JavaScript runtime).
 fn test_files(all: &[String], runtime: Runtime) -> Vec<String> {
-    let suffix = format!(".{}", runtime.ext());
+    let suffixes: &[&str] = match runtime {
+        Runtime::Lua => &[".lua"],
+        Runtime::Js => &[".js", ".ts"],
+    };
     all.iter()
         .filter(|rel| {
             let base = rel.rsplit('/').next().unwrap_or(rel);
-            base.starts_with("test_") && base.ends_with(&suffix)
+            base.starts_with("test_") && suffixes.iter().any(|s| base.ends_with(s))
         })
         .cloned()
         .collect()
@@ -40,12 +44,14 @@ pub fn run(args: &TestArgs) -> Result<i32> {
     let mut entries = entries_in(&root);
     if entries.is_empty() {
         bail!(
-            "test: no entry point found (app.js or app.lua) in {}",
+            "test: no entry point found ({ENTRY_NAMES}) in {}",
             dir.display()
         );
     }
-    // Lua first, then JavaScript, as in Hull.
+    // Lua first, then JavaScript, as in Hull; one entry per runtime (app.js
+    // before app.ts).
     entries.sort_by_key(|(_, rt)| *rt != Runtime::Lua);
+    entries.dedup_by_key(|(_, rt)| *rt);
     cove_caps::time::start_clock();
     let all = walk_app_dir(&root)?;
     let mut ran = false;
@@ -67,7 +73,7 @@ pub fn run(args: &TestArgs) -> Result<i32> {
     }
     if !ran {
         bail!(
-            "test: no test files found in {} (name them test_*.lua or test_*.js)",
+            "test: no test files found in {} (name them test_*.lua, test_*.js or test_*.ts)",
             dir.display()
         );
     }

@@ -297,7 +297,7 @@ fn bad_input_exits_1_with_a_message() {
     std::fs::create_dir(tmp.path().join("empty")).unwrap();
     let err = failed(&run(&["build", &t("empty")])).to_string();
     assert!(
-        err.contains("no entry point found (app.js or app.lua)"),
+        err.contains("no entry point found (app.js, app.ts or app.lua)"),
         "{err}"
     );
     let err = failed(&run(&["build", "--list", &t("empty")])).to_string();

@@ -48,3 +48,4 @@ mod static_files;
 mod storage_faults;
 mod templates;
 mod testing;
+mod typescript;

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::migrate::cove_in;
 use crate::util::Server;
 
-const RUNTIMES: [&str; 2] = ["lua", "js"];
+const RUNTIMES: [&str; 3] = ["lua", "js", "ts"];
 
 /// `cove new app --runtime <rt>` in a fresh directory; returns it.
 fn scaffold(runtime: &str) -> tempfile::TempDir {
@@ -34,6 +34,13 @@ fn writes_the_files_of_each_runtime() {
             "migrations/001_init.sql".into(),
             ".gitignore".into(),
             "README.md".into(),
+            ".cove/types/hull.d.ts".into(),
+            ".cove/types/lua/globals.lua".into(),
+            match rt {
+                "lua" => ".luarc.json".into(),
+                "js" => "jsconfig.json".into(),
+                _ => "tsconfig.json".into(),
+            },
         ] {
             assert!(app.join(&rel).is_file(), "{rt}: {rel} missing");
         }
@@ -171,4 +178,50 @@ fn its_readme_steps_leave_nothing_for_git_to_track() {
         before, after,
         "new untracked files after the README's steps"
     );
+}
+
+/// The editor types type-check the scaffolds with the real `tsc`: the
+/// TypeScript one with its tsconfig.json (strict), the JavaScript one with
+/// its jsconfig.json (checkJs). Needs Node's `npx` (and the npm registry the
+/// first time); skipped without it unless COVE_REQUIRE_NODE is set (CI).
+#[test]
+fn the_scaffolds_type_check_with_tsc() {
+    if std::process::Command::new("npx")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("COVE_REQUIRE_NODE").is_none(),
+            "COVE_REQUIRE_NODE is set but npx is not installed"
+        );
+        eprintln!("skipped: no npx");
+        return;
+    }
+    for (rt, config) in [("ts", "tsconfig.json"), ("js", "jsconfig.json")] {
+        let cwd = scaffold(rt);
+        let out = std::process::Command::new("npx")
+            .args(["--yes", "-p", "typescript@5.9", "tsc", "-p", config])
+            .current_dir(cwd.path().join("app"))
+            .output()
+            .expect("npx");
+        assert!(
+            out.status.success(),
+            "{rt}: tsc -p {config}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn cove_types_refreshes_the_types_and_keeps_a_config() {
+    let cwd = scaffold("lua");
+    let app = cwd.path().join("app");
+    fs::remove_dir_all(app.join(".cove")).expect("rm");
+    fs::write(app.join(".luarc.json"), "{}").expect("write");
+    let ran = cove_in(&app, &["types"]).expect(0);
+    assert!(ran.stdout.contains("type files"), "{}", ran.stdout);
+    assert!(app.join(".cove/types/lua/hull/kv.lua").is_file());
+    assert_eq!(fs::read_to_string(app.join(".luarc.json")).unwrap(), "{}");
 }

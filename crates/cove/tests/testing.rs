@@ -127,7 +127,7 @@ fn a_directory_without_tests_or_app_is_an_error() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("no entry point found (app.js or app.lua)"),
+        err.contains("no entry point found (app.js, app.ts or app.lua)"),
         "{err}"
     );
 

@@ -103,7 +103,10 @@ fn an_empty_js_loop_runs_for_the_cpu_floor() {
         let r = s.get("/loop");
         let took = t.elapsed();
         assert_eq!(r.status, 500, "{}", r.text());
-        assert!(took >= floor, "stopped after {took:?}, before the {floor:?} floor");
+        assert!(
+            took >= floor,
+            "stopped after {took:?}, before the {floor:?} floor"
+        );
     }
     let log = s.log();
     assert!(log.contains("instruction limit exceeded"), "{log}");
