@@ -20,7 +20,7 @@ mod tables;
 mod test;
 mod types;
 
-pub use modules::{module_by_js, module_by_lua, modules};
+pub use modules::{module_by_js, module_by_lua, modules, stdlib_mismatches};
 
 /// A value's type, as both languages see it (the renderers spell it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
