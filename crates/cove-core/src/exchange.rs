@@ -160,6 +160,9 @@ pub struct Exchange {
     /// With the audit log on: the request's place in it, entered by the
     /// server around each script call (cove_core::audit).
     pub audit: Option<crate::audit::RequestScope>,
+    /// What the request's calls left in the worker's database turn: the
+    /// write group its response waits for (group commit, see cove-db).
+    pub turn: crate::TurnUse,
 }
 
 impl Exchange {
@@ -174,6 +177,7 @@ impl Exchange {
             cursor: 0,
             at_handler: false,
             audit: None,
+            turn: crate::TurnUse::default(),
         }
     }
 }

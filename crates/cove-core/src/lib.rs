@@ -26,8 +26,8 @@ pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
 pub use job::{block_on, waiting_in_place, Job, JobFuture, JobOutput, JobWork};
 pub use limits::{release_heap, set_heap_release, Limits, OUT_OF_HEAP};
 pub use pipeline::{
-    run_main, run_main_blocking, run_pre, run_pre_blocking, App, Engine, Flow, ScriptApp,
-    ScriptError, Step, TurnTx,
+    run_main, run_main_blocking, run_pre, run_pre_blocking, App, DbTurn, Engine, Flow, ScriptApp,
+    ScriptError, Step, TurnTx, TurnUse,
 };
 pub use query::{parse_query, percent_decode};
 pub use response::{Response, ResponseError, DEFAULT_CSP};

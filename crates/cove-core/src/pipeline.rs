@@ -30,31 +30,45 @@ impl std::fmt::Display for ScriptError {
     }
 }
 
-/// A loaded app on one worker: its route table and its script engine.
+/// A loaded app on one worker: its route table, its script engine, and the
+/// worker's database turn, which the server ends (group commit).
 pub trait App {
     type Engine: Engine;
+    type Turn: DbTurn;
     fn routes(&self) -> &crate::RouteTable;
     fn engine(&self) -> &Self::Engine;
+    fn db_turn(&self) -> &Self::Turn;
 }
 
-/// A loaded app: its route table and the engine that runs its handlers.
-pub struct ScriptApp<E> {
+/// A loaded app: its route table, the engine that runs its handlers, and the
+/// worker's database connection as the server sees it (the engine holds it
+/// too, for the scripts' statements).
+pub struct ScriptApp<E, T> {
     pub routes: crate::RouteTable,
     pub engine: E,
+    pub turn: T,
 }
 
-impl<E: Engine> App for ScriptApp<E> {
+impl<E: Engine, T: DbTurn> App for ScriptApp<E, T> {
     type Engine = E;
+    type Turn = T;
     fn routes(&self) -> &crate::RouteTable {
         &self.routes
     }
     fn engine(&self) -> &E {
         &self.engine
     }
+    fn db_turn(&self) -> &T {
+        &self.turn
+    }
 }
 
 /// A script runtime bound to one worker. Calls are synchronous and never
 /// re-entered; `State` carries per-request script objects between calls.
+///
+/// After each call (and resume) an engine that runs statements records in
+/// [`Exchange::turn`] what the call left in the worker's database turn; the
+/// server ends the turn through [`DbTurn`].
 pub trait Engine {
     type State: Default;
     fn call(
@@ -76,30 +90,31 @@ pub trait Engine {
             message: "this runtime cannot resume a suspended call".into(),
         })
     }
+}
 
-    /// Group commit (see cove-db): the write group this request's statements
-    /// ran in. Its response must wait until that group has committed.
-    fn touched_group(&self, _state: &Self::State) -> Option<u64> {
-        None
-    }
-    /// What the worker's connection holds open until the end of the turn.
-    fn turn_tx(&self) -> TurnTx {
-        TurnTx::None
-    }
-    /// Whether this request's last call left a turn transaction open, as
-    /// noted in its state (cheaper than asking the connection again).
-    fn left_open(&self, _state: &Self::State) -> bool {
-        true
-    }
+/// A worker's database connection as the server sees it: what it holds open
+/// until the end of the event-loop turn, and the group commit that ends it
+/// (see cove-db). The server commits; the engine's calls only run
+/// statements, noting in [`Exchange::turn`] which group they joined.
+pub trait DbTurn {
+    /// What the connection holds open until the end of the turn.
+    fn turn_tx(&self) -> TurnTx;
     /// Commit the open write group and end the read snapshot; returns
     /// whether the group committed.
-    fn commit_group(&self) -> bool {
-        true
-    }
+    fn commit_group(&self) -> bool;
     /// `Some(committed)` once `group` has finished, `None` while it is open.
-    fn group_result(&self, _group: u64) -> Option<bool> {
-        Some(true)
-    }
+    fn group_result(&self, group: u64) -> Option<bool>;
+}
+
+/// What a request's calls left in the worker's database turn, set by the
+/// engine after each call (cove-db `Db::finish_call`) and read by the server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TurnUse {
+    /// The latest write group this request's statements ran in. Its
+    /// response must wait until that group has committed.
+    pub touched: Option<u64>,
+    /// The last call left a write group or read snapshot open.
+    pub left_open: bool,
 }
 
 /// What a worker's database connection holds open until the end of the

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::path::Path;
 
-use cove_core::{AppFiles, TurnTx};
+use cove_core::{AppFiles, TurnTx, TurnUse};
 
 use crate::audit::{self, Write};
 use crate::error::DbError;
@@ -290,15 +290,16 @@ impl Db {
         }
     }
 
-    /// After a handler call: roll back a transaction it left open and fold the write
-    /// group its statements ran in into `touched`. Returns whether a group or read
-    /// snapshot is left open for the end of the turn.
+    /// After a handler call: roll back a transaction it left open, fold the write
+    /// group its statements ran in into `turn.touched` (the request's latest), and
+    /// note in `turn.left_open` whether a group or read snapshot is left open for
+    /// the end of the turn.
     #[inline]
-    pub fn finish_call(&mut self, touched: &mut Option<u64>) -> bool {
-        match &mut self.0 {
-            Backend::Sqlite(db) => db.finish_call(touched),
+    pub fn finish_call(&mut self, turn: &mut TurnUse) {
+        turn.left_open = match &mut self.0 {
+            Backend::Sqlite(db) => db.finish_call(&mut turn.touched),
             Backend::Postgres(db) => db.finish_call(),
-        }
+        };
     }
 
     /// Tables and their columns, ordered by name (tools: `cove db schema`).

@@ -9,9 +9,9 @@ use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Promise, Runt
 
 use cove_caps::{Csp, Registered, Shared};
 use cove_core::{
-    Engine, Exchange, Flow, HandlerId, Job, JobOutput, ScriptApp, ScriptConfig, ScriptError, TurnTx,
+    Engine, Exchange, Flow, HandlerId, Job, JobOutput, ScriptApp, ScriptConfig, ScriptError,
 };
-use cove_db::Db;
+use cove_db::{Db, SharedDb};
 
 use crate::error::{describe, describe_rejection, PRELUDE_NAME};
 use crate::fastfn::identity;
@@ -28,7 +28,7 @@ const PRELUDE_MODULES: [&str; 6] = ["app", "db", "json", "time", "env", "log"];
 pub type JsConfig = ScriptConfig;
 
 /// A loaded JavaScript app: its routes and the engine that runs them.
-pub type JsApp = ScriptApp<JsEngine>;
+pub type JsApp = ScriptApp<JsEngine, SharedDb>;
 
 /// Runs handlers by id in one QuickJS runtime. Field order is drop order:
 /// every JS value goes before the context and runtime that own it.
@@ -69,10 +69,6 @@ pub struct ReqState {
     /// The address of this request's `req` object (see host.rs `Call`).
     req_id: usize,
     has_body: bool,
-    /// The latest write group this request's statements ran in.
-    touched: Option<u64>,
-    /// The last call left a write group or read snapshot open.
-    left_open: bool,
     /// The handler's promise while it awaits blocking work.
     waiting: Option<Waiting>,
 }
@@ -195,7 +191,7 @@ impl JsEngine {
         );
         let mut db = db;
         db.set_group_commit(config.group_commit);
-        let host = Rc::new(Host::new(db));
+        let host = Rc::new(Host::new(SharedDb::new(db)));
 
         let loaded = context.with(|ctx| {
             let (res, req_proto) =
@@ -221,6 +217,7 @@ impl JsEngine {
                 .map(|h| Held::from_persistent(&ctx, h))
                 .collect()
         });
+        let turn = host.db.clone();
         let engine = JsEngine {
             handlers,
             res,
@@ -234,7 +231,11 @@ impl JsEngine {
         };
         // Awaited work the app file started but did not wait for.
         engine.context.with(|ctx| engine.run_orphans(&ctx));
-        Ok(ScriptApp { routes, engine })
+        Ok(ScriptApp {
+            routes,
+            engine,
+            turn,
+        })
     }
 }
 
@@ -383,22 +384,6 @@ impl JsEngine {
 impl Engine for JsEngine {
     type State = ReqState;
 
-    fn touched_group(&self, st: &ReqState) -> Option<u64> {
-        st.touched
-    }
-    fn turn_tx(&self) -> TurnTx {
-        self.host.db.borrow().turn_tx()
-    }
-    fn left_open(&self, st: &ReqState) -> bool {
-        st.left_open
-    }
-    fn commit_group(&self) -> bool {
-        self.host.db.borrow_mut().commit_group()
-    }
-    fn group_result(&self, group: u64) -> Option<bool> {
-        self.host.db.borrow().group_result(group)
-    }
-
     fn call(
         &self,
         id: HandlerId,
@@ -445,7 +430,8 @@ impl JsEngine {
         self.lend(ex, st, |st| self.resume_in(ctx, output, st))
     }
 
-    /// Lend the request and the response to the natives for `f`; a
+    /// Lend the request and the response to the natives for `f`, then note
+    /// in `ex.turn` what it left in the worker's database turn; a
     /// suspension hands its job to the pipeline.
     fn lend(
         &self,
@@ -467,7 +453,7 @@ impl JsEngine {
         }
         st.started = true;
         st.has_body = ex.req.body.is_some();
-        st.left_open = self.host.db.borrow_mut().finish_call(&mut st.touched);
+        self.host.db.borrow_mut().finish_call(&mut ex.turn);
         match result {
             Ok(Outcome::Done(flow)) => Ok(flow),
             Ok(Outcome::Wait(job)) => {

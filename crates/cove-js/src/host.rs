@@ -9,7 +9,7 @@ use rquickjs::{Ctx, Exception, Function, Persistent, Promise, Value};
 
 use cove_caps::{Csp, Registry};
 use cove_core::{Job, JobOutput, Request, Response};
-use cove_db::Db;
+use cove_db::SharedDb;
 
 /// The call in progress: the response being built and the request parts the
 /// lazy `req` fields are made from.
@@ -38,16 +38,17 @@ pub(crate) struct Awaited {
 }
 
 pub(crate) struct Host {
-    pub(crate) db: RefCell<Db>,
+    /// The worker's connection, shared with the server (group commit).
+    pub(crate) db: SharedDb,
     pub(crate) registry: RefCell<Registry<Persistent<Function<'static>>>>,
     /// Jobs started by the running script, in start order.
     pub(crate) jobs: RefCell<VecDeque<Awaited>>,
 }
 
 impl Host {
-    pub(crate) fn new(db: Db) -> Host {
+    pub(crate) fn new(db: SharedDb) -> Host {
         Host {
-            db: RefCell::new(db),
+            db,
             registry: RefCell::new(Registry::default()),
             jobs: RefCell::new(VecDeque::new()),
         }

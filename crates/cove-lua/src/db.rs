@@ -5,9 +5,7 @@
 //! prelude wraps.
 #![allow(unsafe_code)]
 
-use std::cell::RefCell;
 use std::ffi::{c_int, CStr};
-use std::rc::Rc;
 
 use mlua::{ffi, Lua, Table, Value};
 
@@ -101,11 +99,11 @@ unsafe fn called_from_stdlib(state: *mut ffi::lua_State) -> bool {
 /// The worker's connection as the VM keeps it (app data), shared with its
 /// engine, which reaches it on every request without the app-data lookup
 /// (~40 instructions a time).
-pub(crate) type DbCell = Rc<RefCell<Db>>;
+pub(crate) type DbCell = cove_db::SharedDb;
 
 pub(crate) fn db_cell(lua: &Lua) -> mlua::Result<DbCell> {
     lua.app_data_ref::<DbCell>()
-        .map(|c| Rc::clone(&c))
+        .map(|c| DbCell::clone(&c))
         .ok_or_else(|| mlua::Error::RuntimeError("database not open".into()))
 }
 

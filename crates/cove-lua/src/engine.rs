@@ -1,6 +1,6 @@
 //! Loading an app into a worker's Lua state and running its handlers.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 use mlua::{Function, Lua, Table, Value};
@@ -8,9 +8,8 @@ use mlua::{Function, Lua, Table, Value};
 use cove_caps::{Csp, Registered, Shared};
 use cove_core::{
     Engine, Exchange, Flow, HandlerId, JobOutput, ScriptApp, ScriptConfig, ScriptError, Target,
-    TurnTx,
 };
-use cove_db::Db;
+use cove_db::{Db, SharedDb};
 
 use crate::app_api::{self, AppState};
 use crate::coroutine::{Call, NewReq, RawRef};
@@ -27,7 +26,7 @@ const PRELUDE: &str = include_str!("prelude.lua");
 pub type LuaConfig = ScriptConfig;
 
 /// A loaded Lua app: its routes and the engine that runs them.
-pub type LuaApp = ScriptApp<LuaEngine>;
+pub type LuaApp = ScriptApp<LuaEngine, SharedDb>;
 
 /// Runs handlers by id in one Lua state.
 pub struct LuaEngine {
@@ -49,7 +48,8 @@ pub struct LuaEngine {
     csp: Rc<Csp>,
     pub(crate) budget: Rc<Budget>,
     suspend: Rc<suspend::Suspend>,
-    /// The worker's connection, also in the VM's app data.
+    /// The worker's connection, also in the VM's app data and the app's
+    /// `turn` (the server ends its group commit).
     db: DbCell,
     /// Under `cove test`: set every lazy field of a call's req table before
     /// the call ends, so a test that keeps a `req` can read all of it.
@@ -61,10 +61,6 @@ pub struct LuaEngine {
 pub struct ReqState {
     table: Option<Table>,
     has_body: bool,
-    /// The latest write group this request's statements ran in.
-    touched: Option<u64>,
-    /// The last call left a write group or read snapshot open.
-    left_open: bool,
     /// The handler's coroutine while it waits on a job (suspend.rs).
     suspended: Option<suspend::Suspended>,
 }
@@ -104,8 +100,8 @@ impl LuaEngine {
         let (lua, budget) = new_state(&config.limits).map_err(|e| describe(&e))?;
         let mut db = db;
         db.set_group_commit(config.group_commit);
-        let db: DbCell = Rc::new(RefCell::new(db));
-        lua.set_app_data(Rc::clone(&db));
+        let db: DbCell = SharedDb::new(db);
+        lua.set_app_data(db.clone());
         lua.set_app_data(AppState::new(config.files.clone()));
         lua.set_app_data(shared.clone());
         let suspend = suspend::install(&lua).map_err(|e| describe(&e))?;
@@ -145,6 +141,7 @@ impl LuaEngine {
         let handler_refs = handlers.iter().map(raw_ref).collect::<Result<_, _>>()?;
         Ok(ScriptApp {
             routes,
+            turn: db.clone(),
             engine: LuaEngine {
                 lua,
                 handlers,
@@ -194,22 +191,6 @@ impl LuaEngine {
 
 impl Engine for LuaEngine {
     type State = ReqState;
-
-    fn touched_group(&self, st: &ReqState) -> Option<u64> {
-        st.touched
-    }
-    fn turn_tx(&self) -> TurnTx {
-        self.with_db(|db| db.turn_tx())
-    }
-    fn left_open(&self, st: &ReqState) -> bool {
-        st.left_open
-    }
-    fn commit_group(&self) -> bool {
-        self.with_db(|db| db.commit_group())
-    }
-    fn group_result(&self, group: u64) -> Option<bool> {
-        self.with_db(|db| db.group_result(group))
-    }
 
     fn call(
         &self,
@@ -281,7 +262,8 @@ impl Engine for LuaEngine {
 
 impl LuaEngine {
     /// Lend the response and the request's lazy fields to the script for
-    /// `f`, then take them back and close any transaction it left open.
+    /// `f`, then take them back, close any transaction it left open and
+    /// note in `ex.turn` what it left in the worker's database turn.
     fn lend<R>(
         &self,
         ex: &mut Exchange,
@@ -298,7 +280,7 @@ impl LuaEngine {
         if let Some(res) = crate::native::end() {
             ex.res = res;
         }
-        st.left_open = self.with_db(|db| db.finish_call(&mut st.touched));
+        self.with_db(|db| db.finish_call(&mut ex.turn));
         result
     }
 

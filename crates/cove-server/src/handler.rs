@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 
 use cove_core::audit::{self, RequestScope};
 use cove_core::{
-    log, run_main, run_pre, App, Engine, Exchange, Flow, JobWork, Step, Target, TurnTx,
+    log, run_main, run_pre, App, DbTurn, Engine, Exchange, Flow, JobWork, Step, Target, TurnTx,
 };
 
 use crate::convert::{closing, request_head, to_http, HttpResponse};
@@ -73,7 +73,7 @@ impl<A: App + 'static> ScriptHandler<A> {
         if self.commit_scheduled.get() {
             return;
         }
-        let tx = self.app.engine().turn_tx();
+        let tx = self.app.db_turn().turn_tx();
         if tx == TurnTx::None {
             return;
         }
@@ -88,7 +88,7 @@ impl<A: App + 'static> ScriptHandler<A> {
             this.commit_scheduled.set(false);
             // A failure is logged with its reason, and counted, where it
             // happens (cove-db); its requests learn of it in `committed`.
-            this.app.engine().commit_group();
+            this.app.db_turn().commit_group();
             this.committed.notify_waiters();
         });
     }
@@ -99,7 +99,7 @@ impl<A: App + 'static> ScriptHandler<A> {
             let notified = self.committed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if let Some(ok) = self.app.engine().group_result(group) {
+            if let Some(ok) = self.app.db_turn().group_result(group) {
                 return ok;
             }
             self.schedule_commit();
@@ -247,11 +247,11 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         }
         if !ex.plan.pre.is_empty() {
             let flow = drive(engine, &mut ex, &mut state, run_pre, commit).await;
-            if engine.left_open(&state) {
+            if ex.turn.left_open {
                 self.schedule_commit();
             }
             if flow == Flow::Stop {
-                return match engine.touched_group(&state) {
+                return match ex.turn.touched {
                     None => self.finish(ex),
                     Some(group) => self.respond_committed(ex, group).await,
                 };
@@ -262,7 +262,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         if self.statics.is_some() && static_files::wants(&ex.req) {
             // Boxed so that every other request's future stays as small as
             // it was (measured: the inlined states cost ~150 instructions).
-            if let Some(res) = Box::pin(self.serve_static(&ex, &state)).await {
+            if let Some(res) = Box::pin(self.serve_static(&ex)).await {
                 return res;
             }
         }
@@ -275,12 +275,12 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         }
         drive(engine, &mut ex, &mut state, run_main, commit).await;
         // Its reads may have left the turn's read snapshot open.
-        if engine.left_open(&state) {
+        if ex.turn.left_open {
             self.schedule_commit();
         }
         // A response that acknowledges no write goes out without a wait
         // (and without moving the exchange into one more future).
-        match engine.touched_group(&state) {
+        match ex.turn.touched {
             None => self.finish(ex),
             Some(group) => self.respond_committed(ex, group).await,
         }
@@ -290,17 +290,13 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
 impl<A: App + 'static> ScriptHandler<A> {
     /// The static file the request names, if there is one, sent once the
     /// writes of the middleware that ran before it are committed.
-    async fn serve_static(
-        self: &Rc<Self>,
-        ex: &Exchange,
-        state: &<A::Engine as Engine>::State,
-    ) -> Option<HttpResponse> {
+    async fn serve_static(self: &Rc<Self>, ex: &Exchange) -> Option<HttpResponse> {
         let res = self
             .statics
             .as_ref()?
             .serve(&ex.req, &ex.res.headers)
             .await?;
-        if let Some(group) = self.app.engine().touched_group(state) {
+        if let Some(group) = ex.turn.touched {
             self.schedule_commit();
             if !self.committed(group).await {
                 return Some(to_http(uncommitted()));

@@ -194,3 +194,30 @@ fn a_commit_that_fails_fails_its_group_and_is_counted() {
     assert!(w.commit_group());
     assert_eq!(f.lock.commit_failures(), 2);
 }
+
+/// What an engine and the server do with a worker's connection: the engine
+/// notes the call's group in the request's `TurnUse`, the server ends the
+/// turn through `DbTurn` and learns the group's result.
+#[test]
+fn a_call_notes_its_group_and_the_turn_commits_it() {
+    use cove_core::{DbTurn, TurnTx, TurnUse};
+    let (mut f, w) = grouped();
+    let shared = crate::SharedDb::new(w);
+    let mut turn = TurnUse::default();
+    insert(&mut shared.borrow_mut(), "a").unwrap();
+    shared.borrow_mut().finish_call(&mut turn);
+    let gen = turn.touched.expect("joined a group");
+    assert!(turn.left_open);
+    assert_eq!(shared.turn_tx(), TurnTx::Write);
+    assert_eq!(shared.group_result(gen), None);
+    // A later call that runs nothing keeps the request's group.
+    shared.borrow_mut().finish_call(&mut turn);
+    assert_eq!(turn.touched, Some(gen));
+    assert!(shared.commit_group());
+    assert_eq!(shared.group_result(gen), Some(true));
+    assert_eq!(shared.turn_tx(), TurnTx::None);
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 1);
+    shared.borrow_mut().finish_call(&mut turn);
+    assert!(!turn.left_open);
+    assert_eq!(turn.touched, Some(gen));
+}
