@@ -23,6 +23,5 @@ pub use error::DbError;
 pub use inspect::{ColumnInfo, ResultSet, TableInfo};
 pub use migrations::{Dialect, MigrationReport, MigrationStatus};
 pub use shared::SharedDb;
-pub use sql_text::mentions_reserved;
 pub use sqlite::lock::WriteLock;
 pub use value::{Row, Value, ValueRef};

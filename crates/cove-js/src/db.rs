@@ -68,28 +68,6 @@ fn params(ctx: &Ctx<'_>, api: &str, p: Opt<Value<'_>>) -> rquickjs::Result<Vec<D
         .collect()
 }
 
-/// Run `f` as app code; if it hits the reserved namespace and the calling
-/// module is the stdlib (`hull:*`), run it again as stdlib.
-fn with_origin<T>(
-    ctx: &Ctx<'_>,
-    mut f: impl FnMut(Origin) -> Result<T, DbError>,
-) -> Result<T, DbError> {
-    match f(Origin::App) {
-        Err(DbError::Reserved) => {
-            let caller = ctx
-                .script_or_module_name(0)
-                .and_then(|a| a.to_string().ok())
-                .unwrap_or_default();
-            if caller.starts_with("hull:") {
-                f(Origin::Stdlib)
-            } else {
-                Err(DbError::Reserved)
-            }
-        }
-        other => other,
-    }
-}
-
 /// Raw values and atoms owned here, freed on drop (a failed query).
 struct Owned {
     raw: *mut qjs::JSContext,
@@ -156,6 +134,7 @@ fn query<'js>(
     host: &Host,
     sql: &str,
     p: Vec<DbValue>,
+    origin: Origin,
 ) -> rquickjs::Result<Value<'js>> {
     let raw = ctx.as_raw().as_ptr();
     let mut owned = Owned {
@@ -164,7 +143,7 @@ fn query<'js>(
         atoms: Vec::new(),
     };
     let mut js_error = None;
-    let result = with_origin(ctx, |origin| {
+    let result = {
         let mut db = host.db.borrow_mut();
         owned.free_rows();
         db.query(sql, &p, origin, |cols, row| {
@@ -201,7 +180,7 @@ fn query<'js>(
                 DbError::Callback("building the result failed".into())
             })
         })
-    });
+    };
     if let Some(e) = js_error {
         return Err(e);
     }
@@ -217,16 +196,6 @@ fn query<'js>(
         return Err(rquickjs::Error::Exception);
     }
     Ok(array)
-}
-
-/// The origin a waiting query runs as: the reserved check happens when the
-/// query is made, so the caller is asked up front.
-fn origin_of(ctx: &Ctx<'_>, sql: &str) -> Origin {
-    with_origin(ctx, |origin| match origin {
-        Origin::App if cove_db::mentions_reserved(sql) => Err(DbError::Reserved),
-        o => Ok(o),
-    })
-    .unwrap_or(Origin::App)
 }
 
 fn failed_job(ctx: &Ctx<'_>) -> rquickjs::Error {
@@ -264,43 +233,45 @@ fn finish_exec<'js>(ctx: &Ctx<'js>, out: JobOutput) -> rquickjs::Result<Value<'j
 /// `db.queryAsync` / `db.execAsync`: on PostgreSQL a promise the worker
 /// settles while it serves other requests; on SQLite, whose queries do not
 /// wait, the plain call's result as a settled promise.
-fn add_async<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
+fn add_async<'js>(
+    raw: &Object<'js>,
+    host: &Rc<Host>,
+    origin: Origin,
+    suffix: &str,
+) -> rquickjs::Result<()> {
     let h = host.clone();
     set_fn(
         raw,
-        "dbQueryAsync",
+        &format!("dbQueryAsync{suffix}"),
         move |ctx: Ctx<'js>, sql: String, p: Opt<Value<'js>>| {
             let p = params(&ctx, "db.queryAsync", p)?;
-            let origin = origin_of(&ctx, &sql);
             let later = h.db.borrow_mut().query_later(&sql, p.clone(), origin);
             match later {
                 Some(fut) => h.await_job(&ctx, Job::future(fut), finish_query),
-                None => crate::host::settled(&ctx, query(&ctx, &h, &sql, p)),
+                None => crate::host::settled(&ctx, query(&ctx, &h, &sql, p, origin)),
             }
         },
     )?;
     let h = host.clone();
     set_fn(
         raw,
-        "dbExecAsync",
+        &format!("dbExecAsync{suffix}"),
         move |ctx: Ctx<'js>, sql: String, p: Opt<Value<'js>>| {
             let p = params(&ctx, "db.execAsync", p)?;
-            let origin = origin_of(&ctx, &sql);
             let later = h.db.borrow_mut().exec_later(&sql, p.clone(), origin);
             match later {
                 Some(fut) => h.await_job(&ctx, Job::future(fut), finish_exec),
                 None => {
-                    let done = with_origin(&ctx, |o| h.db.borrow_mut().exec(&sql, &p, o))
-                        .map(|n| Value::new_number(ctx.clone(), n as f64))
-                        .map_err(|e| throw(&ctx, &format!("db.exec failed: {e}")));
+                    let done =
+                        h.db.borrow_mut()
+                            .exec(&sql, &p, origin)
+                            .map(|n| Value::new_number(ctx.clone(), n as f64))
+                            .map_err(|e| throw(&ctx, &format!("db.exec failed: {e}")));
                     crate::host::settled(&ctx, done)
                 }
             }
         },
-    )?;
-    let h = host.clone();
-    let dialect = h.db.borrow().dialect().name();
-    raw.set("dbDialect", dialect)
+    )
 }
 
 fn batch_step(
@@ -312,30 +283,48 @@ fn batch_step(
     result.map_err(|e| throw(ctx, &format!("db.batch: {e}")))
 }
 
-pub(crate) fn add<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
+/// `raw.dbQuery`, `dbExec` and their `…Async` forms, the app's; and the
+/// stdlib's (`…Stdlib`), which may use the reserved tables: the prelude
+/// builds the `db` stdlib modules import from them (modules.rs). Which one
+/// a call runs as is settled by which function it is, before the query.
+fn add_calls<'js>(
+    raw: &Object<'js>,
+    host: &Rc<Host>,
+    origin: Origin,
+    suffix: &str,
+) -> rquickjs::Result<()> {
     let h = host.clone();
     set_fn(
         raw,
-        "dbQuery",
+        &format!("dbQuery{suffix}"),
         move |ctx: Ctx<'js>, sql: String, p: Opt<Value<'js>>| {
             let p = params(&ctx, "db.query", p)?;
-            query(&ctx, &h, &sql, p)
+            query(&ctx, &h, &sql, p, origin)
         },
     )?;
     let h = host.clone();
     set_fn(
         raw,
-        "dbExec",
+        &format!("dbExec{suffix}"),
         move |ctx: Ctx<'js>, sql: String, p: Opt<Value<'js>>| {
             let p = params(&ctx, "db.exec", p)?;
-            let changes = with_origin(&ctx, |origin| h.db.borrow_mut().exec(&sql, &p, origin))
-                .map_err(|e| throw(&ctx, &format!("db.exec failed: {e}")))?;
+            let changes =
+                h.db.borrow_mut()
+                    .exec(&sql, &p, origin)
+                    .map_err(|e| throw(&ctx, &format!("db.exec failed: {e}")))?;
             Ok::<_, rquickjs::Error>(changes as f64)
         },
     )?;
+    add_async(raw, host, origin, suffix)
+}
+
+pub(crate) fn add<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
+    add_calls(raw, host, Origin::App, "")?;
+    add_calls(raw, host, Origin::Stdlib, "Stdlib")?;
     let h = host.clone();
     set_fn(raw, "dbLastId", move || h.db.borrow().last_id() as f64)?;
-    add_async(raw, host)?;
+    let dialect = host.db.borrow().dialect().name();
+    raw.set("dbDialect", dialect)?;
     for (name, step) in [
         (
             "dbBegin",

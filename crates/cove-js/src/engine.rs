@@ -118,6 +118,10 @@ fn install<'js>(
     for (name, obj) in PRELUDE_MODULES.iter().zip(modules.iter::<Object>()) {
         objects.set(*name, obj?)?;
     }
+    objects.set(
+        crate::modules::STDLIB_DB_EXPORT,
+        out.get::<_, Object>("stdlibDb")?,
+    )?;
     objects.set("crypto", crate::crypto::module(ctx, host)?)?;
     objects.set("http", crate::http::module(ctx, host)?)?;
     objects.set("smtp", crate::smtp::module(ctx, host)?)?;

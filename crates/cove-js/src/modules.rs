@@ -22,6 +22,14 @@ include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
 
 const NATIVE: &str = "cove:native";
 
+/// What `hull:db` resolves to when a stdlib module imports it: a `db` whose
+/// statements may use the reserved tables (db.rs `add_calls`). Not a name an
+/// app can import (it is no module of the catalog).
+const STDLIB_DB: &str = "hull:_db";
+
+/// The export of [`NATIVE`] that module re-exports as `db`.
+pub(crate) const STDLIB_DB_EXPORT: &str = "stdlibDb";
+
 /// Modules larger than this are refused (as in Hull).
 const MAX_MODULE: u64 = 10 * 1024 * 1024;
 
@@ -35,6 +43,7 @@ impl ModuleDef for Native {
         for (_, name) in builtins() {
             decl.declare(name)?;
         }
+        decl.declare(STDLIB_DB_EXPORT)?;
         Ok(())
     }
 
@@ -42,7 +51,7 @@ impl ModuleDef for Native {
         let objects = ctx
             .userdata::<NativeObjects<'js>>()
             .ok_or_else(|| Exception::throw_internal(ctx, "hull modules are not ready"))?;
-        for (_, name) in builtins() {
+        for name in builtins().map(|(_, name)| name).chain([STDLIB_DB_EXPORT]) {
             let obj: Option<Object> = objects.get(name)?;
             let obj = obj.ok_or_else(|| {
                 Exception::throw_internal(ctx, &format!("hull module {name} missing"))
@@ -151,6 +160,9 @@ impl Resolver for AppResolver {
         name: &str,
         _attributes: Option<ImportAttributes<'js>>,
     ) -> Result<String> {
+        if name == "hull:db" && base.starts_with("hull:") {
+            return Ok(STDLIB_DB.to_string());
+        }
         if name.starts_with("hull:") {
             let stdlib_private = name.starts_with(PRIVATE_PREFIX)
                 && base.starts_with("hull:")
@@ -227,6 +239,10 @@ impl Loader for AppLoader {
         }
         if name == "hull:template" {
             crate::template::prepare(ctx, &self.files);
+        }
+        if name == STDLIB_DB {
+            let source = format!("export {{ {STDLIB_DB_EXPORT} as db }} from \"{NATIVE}\";");
+            return Module::declare(ctx.clone(), name, source);
         }
         if let Some((_, export)) = builtins().find(|(spec, _)| *spec == name) {
             let source = format!("export {{ {export} }} from \"{NATIVE}\";");

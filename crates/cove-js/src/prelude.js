@@ -178,5 +178,15 @@
   delete globalThis.eval;
   delete globalThis.Function;
 
-  return { res, reqProto: Req.prototype, modules: [app, db, json, time, env, log] };
+  // The `db` stdlib modules import (modules.rs): its statements may use the
+  // reserved _hull_* tables; the rest is the app's db.
+  const stdlibDb = Object.freeze({
+    __proto__: db,
+    query: raw.dbQueryStdlib,
+    exec: raw.dbExecStdlib,
+    queryAsync: raw.dbQueryAsyncStdlib,
+    execAsync: raw.dbExecAsyncStdlib,
+  });
+
+  return { res, reqProto: Req.prototype, modules: [app, db, json, time, env, log], stdlibDb };
 })

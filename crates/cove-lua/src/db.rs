@@ -5,9 +5,9 @@
 //! prelude wraps.
 #![allow(unsafe_code)]
 
-use std::ffi::{c_int, CStr};
+use std::ffi::c_int;
 
-use mlua::{ffi, Lua, Table, Value};
+use mlua::{ffi, Function, Lua, Table, Value};
 
 use cove_db::{Db, DbError, Dialect, Origin, Value as DbValue};
 
@@ -62,38 +62,31 @@ unsafe fn params(state: *mut ffi::lua_State, idx: c_int) -> Result<Vec<DbValue>,
     Ok(out)
 }
 
-/// Run `f` as app code; if that hits the reserved namespace and the caller
-/// is a stdlib module (`hull.*` chunk), run it again as stdlib.
-unsafe fn with_origin<T>(
-    state: *mut ffi::lua_State,
-    mut f: impl FnMut(Origin) -> Result<T, DbError>,
-) -> Result<T, DbError> {
-    match f(Origin::App) {
-        Err(DbError::Reserved) if called_from_stdlib(state) => f(Origin::Stdlib),
-        other => other,
+/// Who runs a statement: the app's `db` or the stdlib's (the `db` a stdlib
+/// module sees, require.rs). Decided by which function was called, before
+/// the statement runs.
+const fn origin_of(stdlib: bool) -> Origin {
+    if stdlib {
+        Origin::Stdlib
+    } else {
+        Origin::App
     }
 }
 
-/// Whether the script that called db.* is a stdlib module (`hull.*` chunk):
-/// the first Lua frame outside the prelude (`=[cove]`), C frames skipped.
-unsafe fn called_from_stdlib(state: *mut ffi::lua_State) -> bool {
-    for level in 1..8 {
-        let mut ar: ffi::lua_Debug = std::mem::zeroed();
-        if ffi::lua_getstack(state, level, &mut ar) == 0
-            || ffi::lua_getinfo(state, c"S".as_ptr(), &mut ar) == 0
-        {
-            return false;
+/// The stdlib's `query` and `exec`: the same calls with the stdlib's right
+/// to the reserved tables.
+pub(crate) fn stdlib_functions(lua: &Lua) -> mlua::Result<(Function, Function)> {
+    if db_cell(lua)?.borrow().dialect() == Dialect::Sqlite {
+        // SAFETY: as the app's (add_raw).
+        unsafe {
+            Ok((
+                lua.create_c_function(db_call::<true, true>)?,
+                lua.create_c_function(db_call::<false, true>)?,
+            ))
         }
-        if ar.what.is_null() || ar.source.is_null() || CStr::from_ptr(ar.what) == c"C" {
-            continue;
-        }
-        let source = CStr::from_ptr(ar.source).to_bytes();
-        if source == b"=[cove]" {
-            continue;
-        }
-        return source.starts_with(crate::require::STDLIB_CHUNK.as_bytes());
+    } else {
+        crate::db_wait::functions(lua, Origin::Stdlib)
     }
-    false
 }
 
 /// The worker's connection as the VM keeps it (app data), shared with its
@@ -109,7 +102,9 @@ pub(crate) fn db_cell(lua: &Lua) -> mlua::Result<DbCell> {
 
 /// `db.query(sql, params)` (`QUERY`) or `db.exec(sql, params)`: pushes the
 /// rows or the number of changed rows.
-unsafe extern "C-unwind" fn db_call<const QUERY: bool>(state: *mut ffi::lua_State) -> c_int {
+unsafe extern "C-unwind" fn db_call<const QUERY: bool, const STDLIB: bool>(
+    state: *mut ffi::lua_State,
+) -> c_int {
     let api = if QUERY { "db.query" } else { "db.exec" };
     run_returning(state, || {
         let sql = match ffi::lua_type(state, 1) {
@@ -127,20 +122,21 @@ unsafe extern "C-unwind" fn db_call<const QUERY: bool>(state: *mut ffi::lua_Stat
         }
         // Reading a packed params table and pushing the rows allocate: with
         // the cap lifted they cannot raise (a real out-of-memory aborts).
-        unlimited_raw(state, |lua| lifted::<QUERY>(state, lua, api, sql))
+        unlimited_raw(state, |lua| lifted::<QUERY, STDLIB>(state, lua, api, sql))
             .map_err(|e| format!("{api}: {e}"))?
     })
 }
 
 /// [`db_call`]'s work, with the heap cap lifted.
-unsafe fn lifted<const QUERY: bool>(
+unsafe fn lifted<const QUERY: bool, const STDLIB: bool>(
     state: *mut ffi::lua_State,
     lua: &Lua,
     api: &str,
     sql: &str,
 ) -> Result<c_int, String> {
     let params = params(state, 2).map_err(|e| format!("{api}: {e}"))?;
-    let result = with_origin(state, |origin| {
+    let origin = origin_of(STDLIB);
+    let result = (|| {
         let cell = db_cell(lua).map_err(|e| DbError::Callback(e.to_string()))?;
         let mut db = cell.borrow_mut();
         if QUERY {
@@ -151,8 +147,8 @@ unsafe fn lifted<const QUERY: bool>(
             let changes = db.exec(sql, &params, origin)?;
             ffi::lua_pushinteger(state, changes as ffi::lua_Integer);
         }
-        Ok(())
-    });
+        Ok::<(), DbError>(())
+    })();
     result.map(|()| 1).map_err(|e| format!("{api} failed: {e}"))
 }
 
@@ -170,10 +166,10 @@ pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
         // SAFETY: they read their arguments from the stack, push one result,
         // and raise only when no Rust value is live (native::run_returning).
         raw.raw_set("db_query", unsafe {
-            lua.create_c_function(db_call::<true>)?
+            lua.create_c_function(db_call::<true, false>)?
         })?;
         raw.raw_set("db_exec", unsafe {
-            lua.create_c_function(db_call::<false>)?
+            lua.create_c_function(db_call::<false, false>)?
         })?;
     } else {
         crate::db_wait::add_raw(lua, raw)?;

@@ -7,39 +7,13 @@
 //! Results come back in the same packed form as SQLite's (rows.rs).
 #![allow(unsafe_code)]
 
-use mlua::{Lua, MultiValue, Value};
+use mlua::{Function, Lua, MultiValue, Value};
 
 use cove_core::{Job, JobOutput};
 use cove_db::{DbError, Origin, ResultSet, Row, Value as DbValue};
 
 use crate::db::db_cell;
 use crate::suspend::{output, slow_function, Start};
-
-/// Whether the nearest script frame that called db.* is a stdlib module
-/// (`hull.*` chunk); the prelude (`=[cove]`) and C frames are skipped.
-fn called_from_stdlib(lua: &Lua) -> bool {
-    for level in 1..8 {
-        let source = lua.inspect_stack(level, |d| {
-            let s = d.source();
-            (s.what, s.source.map(|c| c.into_owned()))
-        });
-        match source {
-            None => return false,
-            Some(("C", _)) | Some((_, None)) => continue,
-            Some((_, Some(src))) if src == "=[cove]" => continue,
-            Some((_, Some(src))) => return src.starts_with(crate::require::STDLIB_CHUNK),
-        }
-    }
-    false
-}
-
-fn origin(lua: &Lua, sql: &str) -> Origin {
-    if cove_db::mentions_reserved(sql) && called_from_stdlib(lua) {
-        Origin::Stdlib
-    } else {
-        Origin::App
-    }
-}
 
 /// The SQL and parameters of a call, as `api` names them in errors.
 fn args(lua: &Lua, api: &str, args: &MultiValue) -> mlua::Result<(String, Vec<DbValue>)> {
@@ -126,24 +100,29 @@ fn finish_exec(_: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, Strin
 
 /// The raw `db_query` and `db_exec` for a waiting backend.
 pub(crate) fn add_raw(lua: &Lua, raw: &mlua::Table) -> mlua::Result<()> {
-    let query = slow_function(lua, |lua, a| {
+    let (query, exec) = functions(lua, Origin::App)?;
+    raw.raw_set("db_query", query)?;
+    raw.raw_set("db_exec", exec)
+}
+
+/// `db.query` and `db.exec` running their statements as `origin` (the
+/// app's, or the stdlib's: require.rs).
+pub(crate) fn functions(lua: &Lua, origin: Origin) -> mlua::Result<(Function, Function)> {
+    let query = slow_function(lua, move |lua, a| {
         let (sql, params) = args(lua, "db.query", &a)?;
-        let origin = origin(lua, &sql);
         let fut = db_cell(lua)?.borrow_mut().query_later(&sql, params, origin);
         match fut {
             Some(fut) => Ok(Start::Job(Job::future(fut), finish_query)),
             None => Err(mlua::Error::runtime("db.query: no waiting backend")),
         }
     })?;
-    let exec = slow_function(lua, |lua, a| {
+    let exec = slow_function(lua, move |lua, a| {
         let (sql, params) = args(lua, "db.exec", &a)?;
-        let origin = origin(lua, &sql);
         let fut = db_cell(lua)?.borrow_mut().exec_later(&sql, params, origin);
         match fut {
             Some(fut) => Ok(Start::Job(Job::future(fut), finish_exec)),
             None => Err(mlua::Error::runtime("db.exec: no waiting backend")),
         }
     })?;
-    raw.raw_set("db_query", query)?;
-    raw.raw_set("db_exec", exec)
+    Ok((query, exec))
 }

@@ -30,7 +30,7 @@ pub(crate) fn require_fn(lua: &Lua, cache: Table) -> mlua::Result<mlua::Function
             }
         }
         if let Some((_, src)) = STDLIB.iter().find(|(n, _)| *n == name && !private) {
-            let v = run_module(lua, src.as_bytes(), &format!("={name}"), &name)?;
+            let v = run_stdlib(lua, src.as_bytes(), &name)?;
             cache.raw_set(name.as_str(), v.clone())?;
             return Ok((true, v));
         }
@@ -137,6 +137,47 @@ fn load_file(lua: &Lua, cache: &Table, name: &str) -> mlua::Result<Outcome> {
 }
 
 /// Run a module chunk; a module returning nothing is cached as `true`.
+/// Run a stdlib module in the stdlib's environment: the globals, but a `db`
+/// whose statements run with the stdlib's right to the reserved tables
+/// (`_hull_*`). An app's `db` never has it; which one a call goes through is
+/// settled here, when the module loads, not by looking at the caller of
+/// each query. Assignments to globals still reach the globals.
+fn run_stdlib(lua: &Lua, source: &[u8], name: &str) -> mlua::Result<Value> {
+    let env = stdlib_env(lua)?;
+    let v: Value = lua
+        .load(source)
+        .set_name(format!("={name}"))
+        .set_environment(env)
+        .call(name)?;
+    Ok(if v.is_nil() { Value::Boolean(true) } else { v })
+}
+
+/// The stdlib's environment, made once per VM.
+fn stdlib_env(lua: &Lua) -> mlua::Result<Table> {
+    const KEY: &str = "cove.stdlib_env";
+    if let Ok(env) = lua.named_registry_value::<Table>(KEY) {
+        return Ok(env);
+    }
+    let globals = lua.globals();
+    let app_db: Table = globals.raw_get("db")?;
+    let (query, exec) = crate::db::stdlib_functions(lua)?;
+    // query/exec of its own; last_id, batch and dialect are the app's.
+    let db = lua.create_table()?;
+    db.raw_set("query", query)?;
+    db.raw_set("exec", exec)?;
+    let db_meta = lua.create_table()?;
+    db_meta.raw_set("__index", app_db)?;
+    db.set_metatable(Some(db_meta))?;
+    let env = lua.create_table()?;
+    env.raw_set("db", db)?;
+    let meta = lua.create_table()?;
+    meta.raw_set("__index", globals.clone())?;
+    meta.raw_set("__newindex", globals)?;
+    env.set_metatable(Some(meta))?;
+    lua.set_named_registry_value(KEY, &env)?;
+    Ok(env)
+}
+
 fn run_module(lua: &Lua, source: &[u8], chunk: &str, name: &str) -> mlua::Result<Value> {
     let v: Value = lua.load(source).set_name(chunk).call(name)?;
     Ok(if v.is_nil() { Value::Boolean(true) } else { v })

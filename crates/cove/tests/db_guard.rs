@@ -138,9 +138,15 @@ fn the_stdlibs_table_helper_is_not_for_apps() {
             "import { tables } from \"hull:_tables\";\nimport { app } from \"hull:app\";\napp.get(\"/\", (req, res) => res.json({}));\n",
             "app.js:1: ReferenceError: unknown hull module: hull:_tables",
         ),
+        // Nor the stdlib's own db (what `hull:db` is to a stdlib module).
+        (
+            "app.js",
+            "import { db } from \"hull:_db\";\nimport { app } from \"hull:app\";\napp.get(\"/\", (req, res) => res.json(db.query(\"SELECT * FROM _hull_migrations\")));\n",
+            "app.js:1: ReferenceError: unknown hull module: hull:_db",
+        ),
     ];
-    for (entry, source, want) in cases {
-        let dir = tmp.path().join(entry.replace('.', "_"));
+    for (i, (entry, source, want)) in cases.into_iter().enumerate() {
+        let dir = tmp.path().join(format!("{i}_{}", entry.replace('.', "_")));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(entry), source).unwrap();
         let db = dir.join("data.db");
