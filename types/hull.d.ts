@@ -227,6 +227,12 @@ declare namespace Hull {
   }
 }
 
+/** What Cove's capabilities throw when they fail: `code` names the failure (`db.reserved`, `kv.unavailable`, …; docs/api.md). */
+declare class CoveError extends Error {
+  constructor(message: string, code: string);
+  code: string;
+}
+
 declare module "hull:app" {
   /** Routes, middleware and the manifest; registered while the app file loads */
   export const app: {

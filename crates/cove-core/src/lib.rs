@@ -4,6 +4,7 @@
 
 mod append;
 pub mod audit;
+mod cap_error;
 pub mod date;
 mod exchange;
 pub mod fault;
@@ -21,6 +22,7 @@ mod text;
 mod url;
 
 pub use append::{append, Room};
+pub use cap_error::CapError;
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
 pub use job::{block_on, waiting_in_place, Job, JobFuture, JobOutput, JobWork};

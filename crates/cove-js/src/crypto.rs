@@ -111,7 +111,10 @@ fn finish<'js>(ctx: &Ctx<'js>, output: JobOutput) -> rquickjs::Result<Value<'js>
         .unwrap_or_else(|_| Err(CryptoError("the background job failed".into())));
     match result {
         Ok(out) => to_js(ctx, out),
-        Err(e) => Err(Exception::throw_message(ctx, &e.to_string())),
+        Err(e) => Err(crate::native::throw_cap(
+            ctx,
+            &cove_core::CapError::new(e.code(), e.to_string()),
+        )),
     }
 }
 

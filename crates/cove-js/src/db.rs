@@ -184,7 +184,7 @@ fn query<'js>(
     if let Some(e) = js_error {
         return Err(e);
     }
-    result.map_err(|e| throw(ctx, &format!("db.query failed: {e}")))?;
+    result.map_err(|e| db_error(ctx, "db.query failed", &e))?;
     let rows = std::mem::take(&mut owned.rows);
     // SAFETY: JS_NewArrayFrom takes over every row reference, even when it
     // fails; the array reference is ours, wrapped at once.
@@ -198,6 +198,14 @@ fn query<'js>(
     Ok(array)
 }
 
+/// A database error as scripts see it: `<what>: <why>`, with its code.
+fn db_error(ctx: &Ctx<'_>, what: &str, e: &DbError) -> rquickjs::Error {
+    crate::native::throw_cap(
+        ctx,
+        &cove_core::CapError::new(e.code(), format!("{what}: {e}")),
+    )
+}
+
 fn failed_job(ctx: &Ctx<'_>) -> rquickjs::Error {
     throw(ctx, "the background job failed")
 }
@@ -207,7 +215,7 @@ fn finish_query<'js>(ctx: &Ctx<'js>, out: JobOutput) -> rquickjs::Result<Value<'
     let set = out
         .downcast::<Result<ResultSet, DbError>>()
         .map_err(|_| failed_job(ctx))?
-        .map_err(|e| throw(ctx, &format!("db.query failed: {e}")))?;
+        .map_err(|e| db_error(ctx, "db.query failed", &e))?;
     let rows = Array::new(ctx.clone())?;
     for (i, row) in set.rows.iter().enumerate() {
         let obj = Object::new(ctx.clone())?;
@@ -226,7 +234,7 @@ fn finish_exec<'js>(ctx: &Ctx<'js>, out: JobOutput) -> rquickjs::Result<Value<'j
     let (changed, _) = out
         .downcast::<Result<(u64, Option<i64>), DbError>>()
         .map_err(|_| failed_job(ctx))?
-        .map_err(|e| throw(ctx, &format!("db.exec failed: {e}")))?;
+        .map_err(|e| db_error(ctx, "db.exec failed", &e))?;
     Ok(Value::new_number(ctx.clone(), changed as f64))
 }
 
@@ -266,7 +274,7 @@ fn add_async<'js>(
                         h.db.borrow_mut()
                             .exec(&sql, &p, origin)
                             .map(|n| Value::new_number(ctx.clone(), n as f64))
-                            .map_err(|e| throw(&ctx, &format!("db.exec failed: {e}")));
+                            .map_err(|e| db_error(&ctx, "db.exec failed", &e));
                     crate::host::settled(&ctx, done)
                 }
             }
@@ -280,7 +288,7 @@ fn batch_step(
     step: fn(&mut Db) -> Result<(), DbError>,
 ) -> rquickjs::Result<()> {
     let result = step(&mut host.db.borrow_mut());
-    result.map_err(|e| throw(ctx, &format!("db.batch: {e}")))
+    result.map_err(|e| db_error(ctx, "db.batch", &e))
 }
 
 /// `raw.dbQuery`, `dbExec` and their `…Async` forms, the app's; and the
@@ -311,7 +319,7 @@ fn add_calls<'js>(
             let changes =
                 h.db.borrow_mut()
                     .exec(&sql, &p, origin)
-                    .map_err(|e| throw(&ctx, &format!("db.exec failed: {e}")))?;
+                    .map_err(|e| db_error(&ctx, "db.exec failed", &e))?;
             Ok::<_, rquickjs::Error>(changes as f64)
         },
     )?;

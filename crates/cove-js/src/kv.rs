@@ -11,6 +11,7 @@ use rquickjs::function::Rest;
 use rquickjs::{Ctx, Exception, Function, Object, Promise, Value};
 
 use cove_caps::kv::{Kv, KvArg, KvCall, KvFn, KvOut, KvParam, KvValue, FUNCTIONS};
+use cove_core::CapError;
 use cove_core::{Job, JobOutput};
 
 use crate::host::{settled, Host};
@@ -80,16 +81,16 @@ fn args_of<'js>(ctx: &Ctx<'js>, f: &KvFn, args: &[Value<'js>]) -> rquickjs::Resu
         .collect()
 }
 
-fn result<'js>(ctx: &Ctx<'js>, out: Result<KvOut, String>) -> rquickjs::Result<Value<'js>> {
+fn result<'js>(ctx: &Ctx<'js>, out: Result<KvOut, CapError>) -> rquickjs::Result<Value<'js>> {
     match out {
         Ok(out) => to_js(ctx, out),
-        Err(e) => Err(Exception::throw_message(ctx, &e)),
+        Err(e) => Err(crate::native::throw_cap(ctx, &e)),
     }
 }
 
 /// Settles an `…Async` promise with the Redis reply.
 fn finish<'js>(ctx: &Ctx<'js>, output: JobOutput) -> rquickjs::Result<Value<'js>> {
-    match output.downcast::<Result<KvOut, String>>() {
+    match output.downcast::<Result<KvOut, CapError>>() {
         Ok(out) => result(ctx, *out),
         Err(_) => Err(Exception::throw_message(ctx, "the background job failed")),
     }

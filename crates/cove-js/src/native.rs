@@ -19,6 +19,23 @@ pub(crate) fn throw(ctx: &Ctx<'_>, msg: &str) -> rquickjs::Error {
     Exception::throw_message(ctx, msg)
 }
 
+/// Where the prelude's `CoveError` class is kept (the module objects): the
+/// global of that name is the app's to shadow.
+pub(crate) const COVE_ERROR: &str = "CoveError";
+
+/// Throw a capability's error as a `CoveError` with its `code`; its message
+/// is the one scripts have always seen.
+pub(crate) fn throw_cap(ctx: &Ctx<'_>, e: &cove_core::CapError) -> rquickjs::Error {
+    let made = ctx
+        .userdata::<crate::modules::NativeObjects>()
+        .and_then(|o| o.get::<_, rquickjs::function::Constructor>(COVE_ERROR).ok())
+        .and_then(|c| c.construct::<_, Value>((e.message.as_str(), e.code)).ok());
+    match made {
+        Some(err) => ctx.throw(err),
+        None => Exception::throw_message(ctx, &e.message),
+    }
+}
+
 /// `typeof`-style name of a value, for error messages.
 pub(crate) fn type_name(v: &Value<'_>) -> &'static str {
     if v.is_null() {
@@ -187,8 +204,12 @@ fn add_env_log<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> 
     set_fn(raw, "envGet", move |ctx: Ctx<'js>, name: Value<'js>| {
         let name = text_arg(&ctx, &name, "env.get", "name")?;
         let reg = h.registry.borrow();
-        let value =
-            env::get(reg.env_allow(), &name).map_err(|e| throw(&ctx, &format!("env.get: {e}")))?;
+        let value = env::get(reg.env_allow(), &name).map_err(|e| {
+            throw_cap(
+                &ctx,
+                &cove_core::CapError::new(e.code(), format!("env.get: {e}")),
+            )
+        })?;
         // Hull's JS gives null, not undefined, for a name that is not set.
         match value {
             Some(v) => {

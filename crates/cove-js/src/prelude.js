@@ -175,6 +175,18 @@
       value: refuse, writable: false, enumerable: false, configurable: false,
     });
   }
+  // What Cove's capabilities throw: `code` says which failure it is
+  // (`db.reserved`, `kv.unavailable`, …: docs/api.md); the name stays
+  // "Error", so a message prints as it always has.
+  class CoveError extends Error {
+    constructor(message, code) {
+      super(message);
+      this.code = code;
+    }
+  }
+  Object.defineProperty(CoveError.prototype, "name", { value: "Error", writable: true, configurable: true });
+  globalThis.CoveError = CoveError;
+
   delete globalThis.eval;
   delete globalThis.Function;
 
@@ -188,5 +200,5 @@
     execAsync: raw.dbExecAsyncStdlib,
   });
 
-  return { res, reqProto: Req.prototype, modules: [app, db, json, time, env, log], stdlibDb };
+  return { res, reqProto: Req.prototype, modules: [app, db, json, time, env, log], stdlibDb, CoveError };
 })

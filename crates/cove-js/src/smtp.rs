@@ -41,7 +41,10 @@ fn prepare<'js>(
     };
     match smtp::prepare(host.registry.borrow().hosts(), &opts) {
         Ok(prepared) => Ok(Ok(prepared)),
-        Err(e) if e.raises() => Err(Exception::throw_message(ctx, &e.to_string())),
+        Err(e) if e.raises() => Err(crate::native::throw_cap(
+            ctx,
+            &cove_core::CapError::new(e.code(), e.to_string()),
+        )),
         Err(e) => Ok(Err(result(ctx, Err(e))?)),
     }
 }

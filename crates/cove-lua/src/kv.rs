@@ -8,6 +8,7 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use cove_caps::kv::{Kv, KvArg, KvCall, KvFn, KvOut, KvParam, KvValue, FUNCTIONS};
+use cove_core::CapError;
 use cove_core::{Job, JobOutput};
 
 use crate::globals::raising;
@@ -62,9 +63,10 @@ fn one(lua: &Lua, out: KvOut) -> mlua::Result<MultiValue> {
 
 /// Turns a Redis reply into the function's result.
 fn finish(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
-    match output::<Result<KvOut, String>>(out) {
+    match output::<Result<KvOut, CapError>>(out) {
         Ok(Ok(out)) => one(lua, out).map(Ok),
-        Ok(Err(msg)) | Err(msg) => Ok(Err(msg)),
+        Ok(Err(e)) => Ok(Err(e.message)),
+        Err(msg) => Ok(Err(msg)),
     }
 }
 
@@ -77,14 +79,14 @@ pub(crate) fn module(lua: &Lua, kv: &Kv) -> mlua::Result<Table> {
             raising(lua, move |lua, args| {
                 let out = f
                     .call(&kv, &args_of(f, &args)?)
-                    .map_err(mlua::Error::runtime)?;
+                    .map_err(|e| mlua::Error::runtime(e.message))?;
                 one(lua, out)
             })?
         } else {
             slow_function(lua, move |lua, args| {
                 match f.start(&kv, &args_of(f, &args)?) {
                     KvCall::Done(Ok(out)) => one(lua, out).map(Start::Done),
-                    KvCall::Done(Err(msg)) => Err(mlua::Error::runtime(msg)),
+                    KvCall::Done(Err(e)) => Err(mlua::Error::runtime(e.message)),
                     KvCall::Pending(reply) => Ok(Start::Job(Job::future(reply), finish)),
                 }
             })?

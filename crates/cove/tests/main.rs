@@ -11,6 +11,7 @@ mod browser;
 mod build;
 mod cli;
 mod conformance;
+mod cove_error;
 mod crypto;
 mod db;
 mod db_guard;

@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use cove_core::CapError;
+
 use super::{ttl_of, Kv, KvCall, KvError, KvValue, Op};
 
 /// What an argument must be.
@@ -47,15 +49,15 @@ pub struct KvFn {
     op: for<'a> fn(&'a [KvArg]) -> Result<Op<&'a str>, KvError>,
 }
 
-/// `kv.<name>: <why>`, as scripts see it.
-fn message(name: &str, e: &KvError) -> String {
-    format!("kv.{name}: {e}")
+/// `kv.<name>: <why>`, as scripts see it, with its code.
+fn message(name: &str, e: &KvError) -> CapError {
+    CapError::new(e.code(), format!("kv.{name}: {e}"))
 }
 
 impl KvFn {
     /// Run with arguments converted in `params` order, blocking on a Redis
     /// reply. Errors read `kv.<name>: <why>`.
-    pub fn call(&self, kv: &Kv, args: &[KvArg]) -> Result<KvOut, String> {
+    pub fn call(&self, kv: &Kv, args: &[KvArg]) -> Result<KvOut, CapError> {
         match self.start(kv, args) {
             KvCall::Done(out) => out,
             KvCall::Pending(reply) => cove_core::block_on(reply),
@@ -65,7 +67,7 @@ impl KvFn {
     /// Start the call: the local store answers now; a Redis command is on
     /// its way when this returns, its reply a future that needs no runtime
     /// of the caller's.
-    pub fn start(&self, kv: &Kv, args: &[KvArg]) -> KvCall {
+    pub fn start(&self, kv: &Kv, args: &[KvArg]) -> KvCall<CapError> {
         let name = self.name;
         let started = match (self.op)(args) {
             Ok(op) => kv.start(op),
@@ -87,7 +89,7 @@ impl KvFn {
             KvParam::Step => return format!("kv.{}: step must be an integer", self.name),
             KvParam::Ttl => KvError::BadTtl,
         };
-        message(self.name, &e)
+        message(self.name, &e).message
     }
 }
 

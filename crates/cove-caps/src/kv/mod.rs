@@ -76,6 +76,23 @@ pub enum KvError {
     Foreign(String),
 }
 
+impl KvError {
+    /// Stable machine-readable code (`kv.unavailable`, …).
+    pub fn code(&self) -> &'static str {
+        match self {
+            KvError::BadKey => "kv.bad_key",
+            KvError::BadValue => "kv.bad_value",
+            KvError::TooLarge => "kv.too_large",
+            KvError::BadTtl => "kv.bad_ttl",
+            KvError::NotInteger(_) => "kv.not_integer",
+            KvError::Overflow => "kv.overflow",
+            KvError::Full => "kv.full",
+            KvError::Unavailable { .. } => "kv.unavailable",
+            KvError::Foreign(_) => "kv.foreign",
+        }
+    }
+}
+
 /// One call, its arguments converted, as a backend runs it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Op<K> {

@@ -10,6 +10,7 @@ use cove_testsvc::Redis;
 
 use super::redis::{decode, encode, PREFIX, TIMEOUT};
 use super::*;
+use cove_core::CapError;
 
 fn s(v: &str) -> KvValue {
     KvValue::Str(v.as_bytes().to_vec())
@@ -199,15 +200,25 @@ fn calls_run_through_the_table() {
         assert!(matches!(f("ttl").call(kv, &[k()]), Ok(KvOut::Seconds(Some(t))) if t > 29.0));
         assert_eq!(f("delete").call(kv, &[k()]), Ok(KvOut::Bool(true)));
         let err = f("get").call(kv, &[KvArg::Key(String::new())]).unwrap_err();
-        assert!(err.starts_with("kv.get: key must be"), "{err}");
+        assert!(err.message.starts_with("kv.get: key must be"), "{err}");
+        assert_eq!(err.code, "kv.bad_key");
         let err = f("incr").call(kv, &[k(), KvArg::Step(None), KvArg::Ttl(Some(-1.0))]);
         assert_eq!(
             err,
-            Err("kv.incr: ttl must be a positive number of seconds".into())
+            Err(CapError::new(
+                "kv.bad_ttl",
+                "kv.incr: ttl must be a positive number of seconds"
+            ))
         );
         kv.set("w", s("word"), None).unwrap();
         let err = f("incr").call(kv, &[KvArg::Key("w".into())]);
-        assert_eq!(err, Err("kv.incr: value of \"w\" is not an integer".into()));
+        assert_eq!(
+            err,
+            Err(CapError::new(
+                "kv.not_integer",
+                "kv.incr: value of \"w\" is not an integer"
+            ))
+        );
         assert_eq!(
             f("set").bad_arg(KvParam::Value),
             "kv.set: value must be a string, number or boolean (encode tables with json.encode)"
@@ -386,7 +397,10 @@ fn redis_down_fails_each_call_clearly_and_recovers() {
     }
     let err = f("incr").call(&kv, &[KvArg::Key("n".into())]).unwrap_err();
     assert!(
-        err.starts_with(&format!("kv.incr: Redis unavailable at {url}: ")),
+        err.code == "kv.unavailable"
+            && err
+                .message
+                .starts_with(&format!("kv.incr: Redis unavailable at {url}: ")),
         "{err}"
     );
 

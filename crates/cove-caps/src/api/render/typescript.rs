@@ -6,6 +6,16 @@ use std::fmt::Write;
 use super::{in_lang, object_name, public};
 use crate::api::{modules, Lang, Param, Sig, Ty, TypeDef};
 
+/// The class capabilities throw (crates/cove-js/src/prelude.js): a global,
+/// not a module's.
+const COVE_ERROR: &str = "
+/** What Cove's capabilities throw when they fail: `code` names the failure (`db.reserved`, `kv.unavailable`, …; docs/api.md). */
+declare class CoveError extends Error {
+  constructor(message: string, code: string);
+  code: string;
+}
+";
+
 pub(super) fn declarations() -> String {
     let mut s = String::from(
         "// Generated from crates/cove-caps/src/api by `COVE_BLESS=1 cargo test -p cove-caps --test generated`;\n\
@@ -24,6 +34,7 @@ pub(super) fn declarations() -> String {
         }
     }
     s.push_str("}\n");
+    s.push_str(COVE_ERROR);
     for m in public() {
         if !m.js.starts_with("hull:") {
             continue;
