@@ -9,8 +9,8 @@ use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Promise, Value};
 use cove_caps::crypto::{Arg, ArgValue, CryptoError, CryptoFn, CryptoResult, Out, FUNCTIONS};
 use cove_core::{Job, JobOutput};
 
+use crate::bind::type_name;
 use crate::host::Host;
-use crate::native::type_name;
 
 /// Data argument (Hull §6.5, crypto/mod.rs `Arg::Bytes`): a string as its
 /// UTF-8 bytes, or bytes: an `ArrayBuffer` (what `crypto.random` returns),
@@ -111,7 +111,7 @@ fn finish<'js>(ctx: &Ctx<'js>, output: JobOutput) -> rquickjs::Result<Value<'js>
         .unwrap_or_else(|_| Err(CryptoError("the background job failed".into())));
     match result {
         Ok(out) => to_js(ctx, out),
-        Err(e) => Err(crate::native::throw_cap(
+        Err(e) => Err(crate::bind::throw_cap(
             ctx,
             &cove_core::CapError::new(e.code(), e.to_string()),
         )),

@@ -10,8 +10,8 @@ use rquickjs::{qjs, Array, ArrayBuffer, Ctx, Object, Value};
 use cove_core::{Job, JobOutput};
 use cove_db::{Db, DbError, Origin, ResultSet, Value as DbValue, ValueRef};
 
+use crate::bind::{set_fn, throw, type_name};
 use crate::host::Host;
-use crate::native::{set_fn, throw, type_name};
 
 /// Largest integer a double holds exactly; integral numbers up to it bind
 /// as INTEGER.
@@ -200,7 +200,7 @@ fn query<'js>(
 
 /// A database error as scripts see it: `<what>: <why>`, with its code.
 fn db_error(ctx: &Ctx<'_>, what: &str, e: &DbError) -> rquickjs::Error {
-    crate::native::throw_cap(
+    crate::bind::throw_cap(
         ctx,
         &cove_core::CapError::new(e.code(), format!("{what}: {e}")),
     )

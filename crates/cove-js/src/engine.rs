@@ -122,10 +122,7 @@ fn install<'js>(
         crate::modules::STDLIB_DB_EXPORT,
         out.get::<_, Object>("stdlibDb")?,
     )?;
-    objects.set(
-        crate::native::COVE_ERROR,
-        out.get::<_, Object>("CoveError")?,
-    )?;
+    objects.set(crate::bind::COVE_ERROR, out.get::<_, Object>("CoveError")?)?;
     objects.set("crypto", crate::crypto::module(ctx, host)?)?;
     objects.set("http", crate::http::module(ctx, host)?)?;
     objects.set("smtp", crate::smtp::module(ctx, host)?)?;

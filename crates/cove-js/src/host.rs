@@ -21,7 +21,7 @@ pub(crate) struct Call {
     /// any other (a `req` kept past its request).
     pub(crate) req_id: usize,
     /// The page `template.render` made last in this call (template.rs).
-    pub(crate) rendered: Option<crate::template::Rendered>,
+    pub(crate) rendered: Option<Rendered>,
 }
 
 /// Turns an awaited job's output into the value its promise resolves with;
@@ -134,6 +134,17 @@ pub(crate) fn set_req_id(id: usize) {
             call.req_id = id;
         }
     });
+}
+
+/// The page `template.render` returned last in the call in progress,
+/// with its bytes: `res.html(page)` of that very string takes the bytes
+/// instead of converting the string back to UTF-8 (a scan and a copy of the
+/// whole page). The reference held keeps the string alive, so no other
+/// string can have its address while this is kept. template.rs makes it.
+pub(crate) struct Rendered {
+    pub(crate) _page: rquickjs::Persistent<rquickjs::String<'static>>,
+    pub(crate) ptr: usize,
+    pub(crate) text: String,
 }
 
 /// Run `f` on the call in progress if there is one (`None` if not).

@@ -84,7 +84,7 @@ fn args_of<'js>(ctx: &Ctx<'js>, f: &KvFn, args: &[Value<'js>]) -> rquickjs::Resu
 fn result<'js>(ctx: &Ctx<'js>, out: Result<KvOut, CapError>) -> rquickjs::Result<Value<'js>> {
     match out {
         Ok(out) => to_js(ctx, out),
-        Err(e) => Err(crate::native::throw_cap(ctx, &e)),
+        Err(e) => Err(crate::bind::throw_cap(ctx, &e)),
     }
 }
 

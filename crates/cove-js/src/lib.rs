@@ -3,6 +3,7 @@
 //! Value conversion and error mapping live here; behaviour lives in
 //! cove-core, cove-db and cove-caps, shared with the Lua runtime.
 
+mod bind;
 mod bytes;
 mod crypto;
 mod db;

@@ -33,8 +33,7 @@ pub(crate) const STDLIB_DB_EXPORT: &str = "stdlibDb";
 /// Modules larger than this are refused (as in Hull).
 const MAX_MODULE: u64 = 10 * 1024 * 1024;
 
-/// The module objects by export name (a plain object), kept as runtime userdata.
-pub(crate) type NativeObjects<'js> = Object<'js>;
+pub(crate) use crate::bind::NativeObjects;
 
 struct Native;
 

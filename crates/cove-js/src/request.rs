@@ -9,9 +9,9 @@ use rquickjs::{Ctx, Object, Value};
 
 use cove_core::{parse_query, Request};
 
+use crate::bind::throw;
 use crate::fastfn::{fast_table, install, Args, Method};
 use crate::host::with_call;
-use crate::native::throw;
 use crate::shapes::{define_field, object_from_pairs};
 
 /// Field names by the `which` the prelude passes (same order as its list).

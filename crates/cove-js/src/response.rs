@@ -4,9 +4,9 @@
 
 use rquickjs::{Ctx, Object, Value};
 
+use crate::bind::{js_number, text_arg, throw, type_name};
 use crate::fastfn::{fast_table, install, Args, Method};
 use crate::host::{with_call, Call};
-use crate::native::{js_number, text_arg, throw, type_name};
 
 /// Optional status code argument `i`: integer, integral number or numeric
 /// string. A missing one (the usual case) is seen from its tag, without the

@@ -16,10 +16,10 @@ use rquickjs::{qjs, Ctx, Function, JsLifetime, Object, Persistent, Value};
 use cove_core::AppFiles;
 use cove_template::{render, Flavor, Host, ItemKey, Key, Shape, Template, Templates};
 
+use crate::bind::{set_fn, throw};
 use crate::fastfn::{fast_table, install, Args, Method};
-use crate::host::if_call;
+use crate::host::{if_call, Rendered};
 use crate::layout;
-use crate::native::{set_fn, throw};
 
 /// Per-context state: the template cache and one atom per interned name.
 pub(crate) struct State {
@@ -117,7 +117,7 @@ fast_table!(
 fn render_fast<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let name = args.get(ctx, 0);
     let Some(name) = name.as_string() else {
-        let got = crate::native::type_name(&name);
+        let got = crate::bind::type_name(&name);
         let msg = format!("template.render: the template name must be a string, got {got}");
         return Err(throw(ctx, &msg));
     };
@@ -183,17 +183,6 @@ fn run<'js>(
         }
         (Err(e), None) => Err(throw(ctx, &format!("template.{api}: {e}"))),
     }
-}
-
-/// The page `template.render` returned last in the call in progress,
-/// with its bytes: `res.html(page)` of that very string takes the bytes
-/// instead of converting the string back to UTF-8 (a scan and a copy of the
-/// whole page). The reference held keeps the string alive, so no other
-/// string can have its address while this is kept.
-pub(crate) struct Rendered {
-    _page: Persistent<rquickjs::String<'static>>,
-    ptr: usize,
-    text: String,
 }
 
 /// The address of a string value's QuickJS string.

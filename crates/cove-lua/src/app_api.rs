@@ -5,7 +5,7 @@ use mlua::{Function, Lua, MultiValue, Table, Value};
 use cove_caps::Registry;
 use cove_core::{HandlerId, Phase, RouteTable};
 
-use crate::globals::raising;
+use crate::bind::raising;
 
 /// Per-VM app state, kept in the Lua app data.
 pub(crate) struct AppState {

@@ -8,7 +8,7 @@ use mlua::{Lua, MultiValue, Value};
 use cove_caps::crypto::{Arg, ArgValue, CryptoFn, CryptoResult, Out, FUNCTIONS};
 use cove_core::{Job, JobOutput};
 
-use crate::globals::raising;
+use crate::bind::raising;
 use crate::suspend::{output, slow_function, Start};
 
 pub(crate) fn args_of(f: &CryptoFn, args: &MultiValue) -> mlua::Result<Vec<ArgValue>> {

@@ -11,8 +11,8 @@ use mlua::{ffi, Function, Lua, Table, Value};
 
 use cove_db::{Db, DbError, Dialect, Origin, Value as DbValue};
 
+use crate::bind::{db_cell, run_returning, type_name};
 use crate::globals::{fail, Outcome};
-use crate::native::{run_returning, type_name};
 use crate::stack::stack_bytes;
 use crate::vm::unlimited_raw;
 
@@ -89,17 +89,6 @@ pub(crate) fn stdlib_functions(lua: &Lua) -> mlua::Result<(Function, Function)> 
     }
 }
 
-/// The worker's connection as the VM keeps it (app data), shared with its
-/// engine, which reaches it on every request without the app-data lookup
-/// (~40 instructions a time).
-pub(crate) type DbCell = cove_db::SharedDb;
-
-pub(crate) fn db_cell(lua: &Lua) -> mlua::Result<DbCell> {
-    lua.app_data_ref::<DbCell>()
-        .map(|c| DbCell::clone(&c))
-        .ok_or_else(|| mlua::Error::RuntimeError("database not open".into()))
-}
-
 /// `db.query(sql, params)` (`QUERY`) or `db.exec(sql, params)`: pushes the
 /// rows or the number of changed rows.
 unsafe extern "C-unwind" fn db_call<const QUERY: bool, const STDLIB: bool>(
@@ -164,7 +153,7 @@ pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     let dialect = db_cell(lua)?.borrow().dialect();
     if dialect == Dialect::Sqlite {
         // SAFETY: they read their arguments from the stack, push one result,
-        // and raise only when no Rust value is live (native::run_returning).
+        // and raise only when no Rust value is live (bind::run_returning).
         raw.raw_set("db_query", unsafe {
             lua.create_c_function(db_call::<true, false>)?
         })?;

@@ -12,7 +12,7 @@ use mlua::{Function, Lua, MultiValue, Value};
 use cove_core::{Job, JobOutput};
 use cove_db::{DbError, Origin, ResultSet, Row, Value as DbValue};
 
-use crate::db::db_cell;
+use crate::bind::db_cell;
 use crate::suspend::{output, slow_function, Start};
 
 /// The SQL and parameters of a call, as `api` names them in errors.

@@ -12,8 +12,9 @@ use cove_core::{
 use cove_db::{Db, SharedDb};
 
 use crate::app_api::{self, AppState};
+use crate::bind::DbCell;
 use crate::coroutine::{Call, NewReq, RawRef};
-use crate::db::{self, DbCell};
+use crate::db;
 use crate::error::{describe, out_of_heap};
 use crate::request;
 use crate::suspend::{self, Run};

@@ -1,13 +1,12 @@
 //! `time`, `log` and the raw halves of `json` and `env` (the prelude wraps
 //! them). Each is a thin adapter over its capability in cove-caps.
 
-use mlua::{Function, Lua, MultiValue, Table, Value, Variadic};
+use mlua::{Lua, Table, Value, Variadic};
 
 use cove_caps::env;
 use cove_caps::log::Level;
 
 use crate::app_api::AppState;
-use crate::error::describe;
 use crate::json;
 use crate::vm::unlimited;
 
@@ -16,44 +15,6 @@ pub(crate) type Outcome = (bool, Value);
 
 pub(crate) fn fail(lua: &Lua, msg: impl AsRef<str>) -> mlua::Result<Outcome> {
     Ok((false, Value::String(lua.create_string(msg.as_ref())?)))
-}
-
-/// Calls a raw function (`true, a, b` or `false, message`) and raises the
-/// message at the caller's line, as the prelude's `wrap` does.
-const RAISING: &str = r#"
-local raw, error = ...
-return function(...)
-  local ok, a, b = raw(...)
-  if ok then
-    return a, b
-  end
-  error(a, 2)
-end
-"#;
-
-/// A Lua function running `body` whose failures raise as plain strings
-/// positioned at the caller (`app.lua:12: crypto.sha256: …`), as the
-/// prelude's wrappers and `db.*` raise them, not as mlua error objects
-/// (whose text is `runtime error: …` and a traceback). `body` returns at
-/// most two values.
-pub(crate) fn raising<F>(lua: &Lua, body: F) -> mlua::Result<Function>
-where
-    F: Fn(&Lua, MultiValue) -> mlua::Result<MultiValue> + 'static,
-{
-    let raw = lua.create_function(move |lua, args: MultiValue| {
-        Ok(match body(lua, args) {
-            Ok(mut values) => {
-                values.push_front(Value::Boolean(true));
-                values
-            }
-            Err(e) => MultiValue::from_iter([
-                Value::Boolean(false),
-                Value::String(lua.create_string(describe(&e))?),
-            ]),
-        })
-    })?;
-    let error: Function = lua.globals().raw_get("error")?;
-    lua.load(RAISING).set_name("=[cove]").call((raw, error))
 }
 
 pub(crate) fn install_time(lua: &Lua) -> mlua::Result<()> {
@@ -128,35 +89,4 @@ pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
             }
         })?,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn raising_functions_raise_plain_strings_at_the_callers_line() {
-        let lua = Lua::new();
-        let f = raising(&lua, |_, args| {
-            if args.is_empty() {
-                Err(mlua::Error::runtime("x.y: bad input"))
-            } else {
-                Ok(args)
-            }
-        })
-        .unwrap();
-        lua.globals().raw_set("f", f).unwrap();
-        let (kind, err, a, b): (String, String, i64, i64) = lua
-            .load(
-                "local ok, e = pcall(function() local r = f() return r end)\n\
-                 local a, b = f(1, 2)\n\
-                 return type(e), e, a, b",
-            )
-            .set_name("@app.lua")
-            .eval()
-            .unwrap();
-        assert_eq!(kind, "string");
-        assert_eq!(err, "app.lua:1: x.y: bad input");
-        assert_eq!((a, b), (1, 2));
-    }
 }

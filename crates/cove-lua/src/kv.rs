@@ -11,7 +11,7 @@ use cove_caps::kv::{Kv, KvArg, KvCall, KvFn, KvOut, KvParam, KvValue, FUNCTIONS}
 use cove_core::CapError;
 use cove_core::{Job, JobOutput};
 
-use crate::globals::raising;
+use crate::bind::raising;
 use crate::suspend::{output, slow_function, Start};
 
 pub(crate) const MODULE: &str = "hull.kv";

@@ -3,6 +3,7 @@
 //! lives in cove-core, cove-db and cove-caps.
 
 mod app_api;
+mod bind;
 mod budget;
 mod coroutine;
 mod crypto;

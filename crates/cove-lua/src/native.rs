@@ -12,7 +12,6 @@
 
 use std::cell::RefCell;
 use std::ffi::c_int;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
 use mlua::{ffi, Lua, Table};
@@ -20,6 +19,7 @@ use mlua::{ffi, Lua, Table};
 use cove_caps::{time, Csp};
 use cove_core::Response;
 
+use crate::bind::{run_returning, type_name};
 use crate::stack::{encode_at, stack_bytes};
 
 struct Current {
@@ -60,27 +60,6 @@ unsafe fn run(state: *mut ffi::lua_State, body: impl FnOnce() -> Result<(), Stri
     run_returning(state, || body().map(|()| 0))
 }
 
-/// [`run`] for a body that pushes its results and says how many.
-pub(crate) unsafe fn run_returning(
-    state: *mut ffi::lua_State,
-    body: impl FnOnce() -> Result<c_int, String>,
-) -> c_int {
-    let outcome = catch_unwind(AssertUnwindSafe(body));
-    let msg = match outcome {
-        Ok(Ok(n)) => return n,
-        Ok(Err(msg)) => msg,
-        Err(_) => "internal error in a Cove function".to_string(),
-    };
-    let mut buf = [0u8; 1024];
-    let n = msg.len().min(buf.len());
-    buf[..n].copy_from_slice(&msg.as_bytes()[..n]);
-    drop(msg);
-    ffi::luaL_where(state, 1);
-    ffi::lua_pushlstring(state, buf.as_ptr().cast(), n);
-    ffi::lua_concat(state, 2);
-    ffi::lua_error(state)
-}
-
 /// [`run`], then return the first argument (`res`, for chaining).
 unsafe fn run_chained(
     state: *mut ffi::lua_State,
@@ -89,19 +68,6 @@ unsafe fn run_chained(
     run(state, body);
     ffi::lua_pushvalue(state, 1);
     1
-}
-
-pub(crate) fn type_name(t: c_int) -> &'static str {
-    match t {
-        ffi::LUA_TNIL | ffi::LUA_TNONE => "nil",
-        ffi::LUA_TBOOLEAN => "boolean",
-        ffi::LUA_TNUMBER => "number",
-        ffi::LUA_TSTRING => "string",
-        ffi::LUA_TTABLE => "table",
-        ffi::LUA_TFUNCTION => "function",
-        ffi::LUA_TTHREAD => "coroutine",
-        _ => "userdata",
-    }
 }
 
 /// An optional status code argument: integer, integral float or numeric string.

@@ -17,7 +17,7 @@ use mlua::{ffi, Lua, LuaString, Table};
 
 use cove_core::{parse_query, Request};
 
-use crate::native::run_returning;
+use crate::bind::run_returning;
 use crate::vm::unlimited_raw;
 
 thread_local! {

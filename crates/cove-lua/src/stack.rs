@@ -236,7 +236,7 @@ impl Encoder {
             return Ok(());
         }
         self.scalars
-            .sort_unstable_by(|a, b| key_order(a.key(), b.key()));
+            .sort_unstable_by(|a, b| crate::rows::key_order(a.key(), b.key()));
         // What it takes when no text needs escaping: no write below grows `out`.
         let need: usize = self
             .scalars
@@ -301,17 +301,6 @@ impl Encoder {
         }
         self.buf.push(b']');
         Ok(())
-    }
-}
-
-/// The byte order of two object keys. Keys mostly differ in their first
-/// byte: that is compared before calling into memcmp (~50 instructions a
-/// comparison).
-#[inline(always)]
-pub(crate) fn key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    match (a.first(), b.first()) {
-        (Some(x), Some(y)) if x != y => x.cmp(y),
-        _ => a.cmp(b),
     }
 }
 

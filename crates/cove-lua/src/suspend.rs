@@ -172,7 +172,7 @@ where
         let inside = st.running.get() == lua.current_thread().to_pointer();
         // A suspended script must not hold a transaction other requests would see.
         let in_batch = lua
-            .app_data_ref::<crate::db::DbCell>()
+            .app_data_ref::<crate::bind::DbCell>()
             .is_some_and(|db| db.borrow().in_batch());
         Ok(inside && !in_batch)
     })?;
