@@ -12,6 +12,11 @@ impl EnvError {
     pub fn code(&self) -> &'static str {
         "env.not_configured"
     }
+
+    /// As scripts see it: `env.get: <why>`, with its code.
+    pub fn cap(&self) -> cove_core::CapError {
+        cove_core::CapError::new(self.code(), format!("env.get: {self}"))
+    }
 }
 
 /// Read `name` if `allow` (the manifest's `env` list) contains it exactly.

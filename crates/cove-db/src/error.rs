@@ -67,6 +67,12 @@ impl DbError {
         }
     }
 
+    /// As scripts see it: `<call>: <why>` (`db.query failed: no such
+    /// table: t`), with its code.
+    pub fn cap(&self, call: &str) -> cove_core::CapError {
+        cove_core::CapError::new(self.code(), format!("{call}: {self}"))
+    }
+
     /// Same kind of error with `prefix` put before its message (used for `COMMIT failed: ...`).
     pub(crate) fn prefixed(self, prefix: &str) -> DbError {
         match self {

@@ -111,10 +111,7 @@ fn finish<'js>(ctx: &Ctx<'js>, output: JobOutput) -> rquickjs::Result<Value<'js>
         .unwrap_or_else(|_| Err(CryptoError("the background job failed".into())));
     match result {
         Ok(out) => to_js(ctx, out),
-        Err(e) => Err(crate::bind::throw_cap(
-            ctx,
-            &cove_core::CapError::new(e.code(), e.to_string()),
-        )),
+        Err(e) => Err(crate::bind::throw_cap(ctx, &e.cap())),
     }
 }
 

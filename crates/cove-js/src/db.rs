@@ -200,10 +200,7 @@ fn query<'js>(
 
 /// A database error as scripts see it: `<what>: <why>`, with its code.
 fn db_error(ctx: &Ctx<'_>, what: &str, e: &DbError) -> rquickjs::Error {
-    crate::bind::throw_cap(
-        ctx,
-        &cove_core::CapError::new(e.code(), format!("{what}: {e}")),
-    )
+    crate::bind::throw_cap(ctx, &e.cap(what))
 }
 
 fn failed_job(ctx: &Ctx<'_>) -> rquickjs::Error {

@@ -83,7 +83,7 @@ fn request_of<'js>(ctx: &Ctx<'js>, f: &HttpFn, args: &[Value<'js>]) -> rquickjs:
 }
 
 fn throw(ctx: &Ctx<'_>, e: &HttpError) -> rquickjs::Error {
-    crate::bind::throw_cap(ctx, &cove_core::CapError::new(e.code(), e.message.clone()))
+    crate::bind::throw_cap(ctx, &e.cap())
 }
 
 fn prepare<'js>(

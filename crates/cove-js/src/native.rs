@@ -120,12 +120,7 @@ fn add_env_log<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> 
     set_fn(raw, "envGet", move |ctx: Ctx<'js>, name: Value<'js>| {
         let name = text_arg(&ctx, &name, "env.get", "name")?;
         let reg = h.registry.borrow();
-        let value = env::get(reg.env_allow(), &name).map_err(|e| {
-            throw_cap(
-                &ctx,
-                &cove_core::CapError::new(e.code(), format!("env.get: {e}")),
-            )
-        })?;
+        let value = env::get(reg.env_allow(), &name).map_err(|e| throw_cap(&ctx, &e.cap()))?;
         // Hull's JS gives null, not undefined, for a name that is not set.
         match value {
             Some(v) => {

@@ -41,10 +41,7 @@ fn prepare<'js>(
     };
     match smtp::prepare(host.registry.borrow().hosts(), &opts) {
         Ok(prepared) => Ok(Ok(prepared)),
-        Err(e) if e.raises() => Err(crate::bind::throw_cap(
-            ctx,
-            &cove_core::CapError::new(e.code(), e.to_string()),
-        )),
+        Err(e) if e.raises() => Err(crate::bind::throw_cap(ctx, &e.cap())),
         Err(e) => Ok(Err(result(ctx, Err(e))?)),
     }
 }

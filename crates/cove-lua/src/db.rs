@@ -138,7 +138,9 @@ unsafe fn lifted<const QUERY: bool, const STDLIB: bool>(
         }
         Ok::<(), DbError>(())
     })();
-    result.map(|()| 1).map_err(|e| format!("{api} failed: {e}"))
+    result
+        .map(|()| 1)
+        .map_err(|e| e.cap(&format!("{api} failed")).message)
 }
 
 fn batch_step(lua: &Lua, step: fn(&mut Db) -> Result<(), DbError>) -> mlua::Result<Outcome> {

@@ -71,7 +71,7 @@ fn args(lua: &Lua, api: &str, args: &MultiValue) -> mlua::Result<(String, Vec<Db
 fn finish_query(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
     let set = match output::<Result<ResultSet, DbError>>(out) {
         Ok(Ok(set)) => set,
-        Ok(Err(e)) => return Ok(Err(format!("db.query failed: {e}"))),
+        Ok(Err(e)) => return Ok(Err(e.cap("db.query failed").message)),
         Err(msg) => return Ok(Err(msg)),
     };
     let names: Vec<&str> = set.columns.iter().map(String::as_str).collect();
@@ -93,7 +93,7 @@ fn finish_exec(_: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, Strin
     match output::<Result<(u64, Option<i64>), DbError>>(out) {
         // The INSERT's id is db.last_id() already (set as the answer came).
         Ok(Ok((changed, _))) => Ok(Ok(MultiValue::from_iter([Value::Integer(changed as i64)]))),
-        Ok(Err(e)) => Ok(Err(format!("db.exec failed: {e}"))),
+        Ok(Err(e)) => Ok(Err(e.cap("db.exec failed").message)),
         Err(msg) => Ok(Err(msg)),
     }
 }

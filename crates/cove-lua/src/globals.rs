@@ -85,7 +85,7 @@ pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
             match env::get(allow.as_deref(), &name) {
                 Ok(Some(v)) => Ok((true, Value::String(lua.create_string(v)?))),
                 Ok(None) => Ok((true, Value::Nil)),
-                Err(e) => fail(lua, format!("env.get: {e}")),
+                Err(e) => fail(lua, e.cap().message),
             }
         })?,
     )

@@ -55,6 +55,11 @@ impl CryptoError {
     pub fn code(&self) -> &'static str {
         "crypto.input"
     }
+
+    /// As scripts see it, with its code.
+    pub fn cap(&self) -> cove_core::CapError {
+        cove_core::CapError::new(self.code(), self.0.clone())
+    }
 }
 
 pub type CryptoResult = Result<Out, CryptoError>;

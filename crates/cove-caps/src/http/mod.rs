@@ -156,6 +156,11 @@ impl HttpError {
         }
     }
 
+    /// As scripts see it, with its code.
+    pub fn cap(&self) -> cove_core::CapError {
+        cove_core::CapError::new(self.code(), self.message.clone())
+    }
+
     fn not_configured() -> HttpError {
         HttpError {
             kind: Kind::NotConfigured,

@@ -56,6 +56,11 @@ impl SmtpError {
         }
     }
 
+    /// As scripts see it, with its code.
+    pub fn cap(&self) -> cove_core::CapError {
+        cove_core::CapError::new(self.code(), self.to_string())
+    }
+
     /// Raised to the script rather than returned.
     pub fn raises(&self) -> bool {
         matches!(self, SmtpError::NotConfigured)
