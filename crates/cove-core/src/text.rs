@@ -18,6 +18,49 @@ pub fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// `f` as Lua's `tostring` prints a float: C's `%.14g`, with `.0` added
+/// to a result made only of digits and `-` (`3.0`, `1e+15`, `0.1`).
+pub fn lua_float(f: f64) -> String {
+    let mut s = g14(f);
+    if s.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        s.push_str(".0");
+    }
+    s
+}
+
+/// C's `%.14g`.
+fn g14(f: f64) -> String {
+    if f.is_nan() {
+        return if f.is_sign_negative() { "-nan" } else { "nan" }.into();
+    }
+    if f.is_infinite() {
+        return if f < 0.0 { "-inf" } else { "inf" }.into();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // The exponent %g decides by is the one of the %.13e rendering.
+    let sci = format!("{f:.13e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..14).contains(&exp) {
+        let fixed = format!("{:.*}", (13 - exp) as usize, f);
+        strip_zeros(&fixed).to_string()
+    } else {
+        let m = strip_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", exp.abs())
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

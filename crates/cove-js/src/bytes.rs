@@ -1,6 +1,6 @@
 //! Bytes out of JS values: an `ArrayBuffer`, a typed array (`Uint8Array`,
 //! …) or a `DataView`, each as the bytes it covers. Used by `db` (BLOB
-//! parameters) and `crypto` (data arguments).
+//! parameters) and capability arguments (caps.rs: crypto data, http bodies).
 #![allow(unsafe_code)]
 
 use rquickjs::{qjs, ArrayBuffer, Value};

@@ -22,7 +22,7 @@ use crate::vm::{new_runtime, Budget};
 
 const PRELUDE: &str = include_str!("prelude.js");
 /// The export names of the module objects the prelude returns, in its order.
-const PRELUDE_MODULES: [&str; 6] = ["app", "db", "json", "time", "env", "log"];
+const PRELUDE_MODULES: [&str; 5] = ["app", "db", "json", "time", "log"];
 
 /// Where the app lives and how it is limited.
 pub type JsConfig = ScriptConfig;
@@ -123,11 +123,8 @@ fn install<'js>(
         out.get::<_, Object>("stdlibDb")?,
     )?;
     objects.set(crate::bind::COVE_ERROR, out.get::<_, Object>("CoveError")?)?;
-    objects.set("crypto", crate::crypto::module(ctx, host)?)?;
-    objects.set("http", crate::http::module(ctx, host)?)?;
-    objects.set("smtp", crate::smtp::module(ctx, host)?)?;
+    crate::caps::install(ctx, host, &shared.kv, &objects)?;
     objects.set("template", crate::template::module(ctx)?)?;
-    objects.set("kv", crate::kv::module(ctx, host, &shared.kv)?)?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
     Ok((out.get("res")?, out.get("reqProto")?))

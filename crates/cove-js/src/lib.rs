@@ -5,23 +5,20 @@
 
 mod bind;
 mod bytes;
-mod crypto;
+mod caps;
 mod db;
 mod engine;
 mod error;
 mod fastfn;
 mod held;
 mod host;
-mod http;
 mod jsonenc;
-mod kv;
 mod layout;
 mod modules;
 mod native;
 mod request;
 mod response;
 mod shapes;
-mod smtp;
 mod template;
 pub mod testing;
 #[cfg(test)]

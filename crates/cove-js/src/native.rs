@@ -8,10 +8,10 @@ use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Persistent, Value};
 
 use cove_caps::log::Level;
-use cove_caps::{env, time};
+use cove_caps::time;
 use cove_core::Phase;
 
-use crate::bind::{set_fn, text_arg, throw, throw_cap};
+use crate::bind::{set_fn, throw};
 use crate::fastfn::{fast_table, install, Args, Method};
 use crate::host::Host;
 
@@ -115,20 +115,7 @@ fast_table!(
     ]
 );
 
-fn add_env_log<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
-    let h = host.clone();
-    set_fn(raw, "envGet", move |ctx: Ctx<'js>, name: Value<'js>| {
-        let name = text_arg(&ctx, &name, "env.get", "name")?;
-        let reg = h.registry.borrow();
-        let value = env::get(reg.env_allow(), &name).map_err(|e| throw_cap(&ctx, &e.cap()))?;
-        // Hull's JS gives null, not undefined, for a name that is not set.
-        match value {
-            Some(v) => {
-                Ok::<_, rquickjs::Error>(rquickjs::String::from_str(ctx.clone(), &v)?.into_value())
-            }
-            None => Ok(Value::new_null(ctx.clone())),
-        }
-    })?;
+fn add_log<'js>(raw: &Object<'js>) -> rquickjs::Result<()> {
     set_fn(raw, "log", |level: i32, lines: Rest<String>| {
         let level = match level {
             0 => Level::Debug,
@@ -158,7 +145,7 @@ pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Resu
     install(&time, &TIME_METHODS, time_entry)?;
     raw.set("time", time)?;
     raw.set("reqGetters", crate::request::getters(ctx)?)?;
-    add_env_log(&raw, host)?;
+    add_log(&raw)?;
     crate::db::add(&raw, host)?;
     raw.set("resProto", crate::response::prototype(ctx)?)?;
     Ok(raw)

@@ -84,13 +84,12 @@
     },
   };
 
-  // ---- json, time, env, log, console (Hull §6) -----------------------------
+  // ---- json, time, log, console (Hull §6) -----------------------------
   const json = {
     encode: (v) => stringify(v) ?? "null",
     decode: (s) => parse(s),
   };
   const time = raw.time;
-  const env = { get: raw.envGet };
   const text = (v) => {
     if (typeof v === "string") return v;
     if (v instanceof Error) return v.stack ? `${v}\n${v.stack}` : String(v);
@@ -200,5 +199,5 @@
     execAsync: raw.dbExecAsyncStdlib,
   });
 
-  return { res, reqProto: Req.prototype, modules: [app, db, json, time, env, log], stdlibDb, CoveError };
+  return { res, reqProto: Req.prototype, modules: [app, db, json, time, log], stdlibDb, CoveError };
 })

@@ -60,7 +60,7 @@ fn register(
 }
 
 /// Every `app.*` function raises its failures as plain strings at the
-/// caller's line (globals.rs `raising`), as `db.*` does.
+/// caller's line (bind.rs `raising`), as `db.*` does.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     let app: Table = lua.create_table()?;
     for (api, method) in [

@@ -71,9 +71,7 @@ pub struct ReqState {
 fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Table, Table)> {
     globals::install_time(lua)?;
     globals::install_log(lua)?;
-    crate::crypto::install(lua)?;
-    crate::http::install(lua)?;
-    crate::smtp::install(lua)?;
+    crate::caps::install(lua)?;
     app_api::install(lua)?;
     let raw = lua.create_table()?;
     globals::add_raw(lua, &raw)?;

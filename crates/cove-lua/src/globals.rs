@@ -1,12 +1,9 @@
-//! `time`, `log` and the raw halves of `json` and `env` (the prelude wraps
-//! them). Each is a thin adapter over its capability in cove-caps.
+//! `time`, `log` and the raw half of `json` (the prelude wraps it). Each is a thin adapter over its capability in cove-caps.
 
 use mlua::{Lua, Table, Value, Variadic};
 
-use cove_caps::env;
 use cove_caps::log::Level;
 
-use crate::app_api::AppState;
 use crate::json;
 use crate::vm::unlimited;
 
@@ -74,19 +71,6 @@ pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
                 Ok(v) => Ok((true, v)),
                 Err(e) => fail(lua, format!("json.decode: {e}")),
             })
-        })?,
-    )?;
-    raw.raw_set(
-        "env_get",
-        lua.create_function(|lua, name: String| {
-            let allow = lua
-                .app_data_ref::<AppState>()
-                .and_then(|s| s.registry.env_allow().map(<[String]>::to_vec));
-            match env::get(allow.as_deref(), &name) {
-                Ok(Some(v)) => Ok((true, Value::String(lua.create_string(v)?))),
-                Ok(None) => Ok((true, Value::Nil)),
-                Err(e) => fail(lua, e.cap().message),
-            }
         })?,
     )
 }

@@ -57,7 +57,6 @@ db = {
 }
 
 json = { encode = wrap(raw.json_encode), decode = wrap(raw.json_decode) }
-env = { get = wrap(raw.env_get) }
 require = wrap(raw.require)
 
 -- `res`: one object per worker; its native methods build the response of

@@ -75,15 +75,11 @@ fn module_names() -> impl Iterator<Item = &'static str> {
 fn native_module(lua: &Lua, name: &str) -> mlua::Result<Option<Value>> {
     Ok(Some(match name {
         crate::template::MODULE => crate::template::module(lua)?,
-        crate::kv::MODULE => {
-            let shared = lua
-                .app_data_ref::<cove_caps::Shared>()
-                .map(|s| s.kv.clone())
-                .ok_or_else(|| mlua::Error::runtime("kv: no shared store"))?;
-            Value::Table(crate::kv::module(lua, &shared)?)
-        }
         "hull.json" => lua.globals().raw_get("json")?,
-        _ => return Ok(None),
+        _ => match crate::caps::required(lua, name)? {
+            Some(t) => Value::Table(t),
+            None => return Ok(None),
+        },
     }))
 }
 

@@ -9,47 +9,7 @@ use cove_core::append;
 pub(crate) fn float(out: &mut Vec<u8>, f: f64, flavor: Flavor) {
     match flavor {
         Flavor::Js => out.extend_from_slice(ryu_js::Buffer::new().format(f).as_bytes()),
-        Flavor::Lua => {
-            let s = lua_g14(f);
-            out.extend_from_slice(s.as_bytes());
-            // lua_Number2str: a result made only of digits and '-' gets ".0".
-            if s.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
-                out.extend_from_slice(b".0");
-            }
-        }
-    }
-}
-
-/// C's `%.14g`.
-fn lua_g14(f: f64) -> String {
-    if f.is_nan() {
-        return if f.is_sign_negative() { "-nan" } else { "nan" }.into();
-    }
-    if f.is_infinite() {
-        return if f < 0.0 { "-inf" } else { "inf" }.into();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    // The exponent %g decides by is the one of the %.13e rendering.
-    let sci = format!("{f:.13e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..14).contains(&exp) {
-        let fixed = format!("{:.*}", (13 - exp) as usize, f);
-        strip_zeros(&fixed).to_string()
-    } else {
-        let m = strip_zeros(mantissa);
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{m}e{sign}{:02}", exp.abs())
-    }
-}
-
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
+        Flavor::Lua => out.extend_from_slice(cove_core::lua_float(f).as_bytes()),
     }
 }
 

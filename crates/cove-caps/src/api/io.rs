@@ -1,8 +1,9 @@
 //! `hull:time`, `hull:env`, `hull:log` (Lua globals), `hull:template`
 //! (Lua `require("hull.template")`, no global) and `hull:smtp` (Lua global).
-//! Bindings: crates/cove-lua/src/native.rs (time), globals.rs (log, env),
-//! template.rs, smtp.rs; crates/cove-js/src/native.rs, prelude.js,
-//! template.rs, smtp.rs.
+//! Bindings: env and smtp through the capability table (crate::cap, each
+//! runtime's caps.rs); crates/cove-lua/src/native.rs (time), globals.rs
+//! (log), template.rs; crates/cove-js/src/native.rs, prelude.js,
+//! template.rs.
 
 use super::types::{f, f_opt, TypeDef};
 use super::{opt, p, Module, Sig, Ty};

@@ -7,8 +7,10 @@
 //! the committed copies are stale or a runtime exposes a function the
 //! catalog does not declare (crates/cove/tests/api_catalog.rs).
 //!
-//! Capabilities bound by a loop (crypto, kv, http) carry their signatures
-//! in their own tables; the rest are declared in this module's files.
+//! Capabilities bound by a loop (crypto, kv, http; see [`crate::cap`]) carry
+//! their signatures in their own tables; the rest are declared in this
+//! module's files, and `cap`'s tests check that every function of its table
+//! is declared here under the same names.
 
 mod app;
 mod data;

@@ -1,0 +1,196 @@
+//! Every capability function a script calls, in one table ([`functions`]),
+//! and the one value type that crosses a binding ([`CapValue`]).
+//!
+//! Each runtime binds every entry with one loop and converts values with
+//! one converter each way (cove-lua/src/caps.rs, cove-js/src/caps.rs); the
+//! checks of arguments, the messages and the results are made here, once,
+//! by each capability's adapter (crypto.rs, kv.rs, http.rs, smtp.rs,
+//! env.rs). Adding a function to a capability's own table adds it to both
+//! runtimes and to the API catalog (api/tables.rs) with no binding code.
+//!
+//! `json`, `db`, `template`, `req`/`res`, `time` and `log` are bound by each
+//! runtime itself: they read or build the runtime's own values in place
+//! (rows, JSON, templates, the response) or sit on every request's path
+//! (`time.now`), where a copy into [`CapValue`] would cost what the
+//! benchmarks measure.
+
+mod crypto;
+mod env;
+mod http;
+mod kv;
+mod smtp;
+#[cfg(test)]
+mod tests;
+mod value;
+
+use std::sync::OnceLock;
+
+use cove_core::{CapError, Job};
+
+use crate::kv::Kv;
+
+pub use value::{CapValue, Runtime};
+
+/// What a capability function needs from where it is called.
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    pub runtime: Runtime,
+    /// The manifest's outbound hosts (empty: not configured, or `cove test`).
+    pub hosts: &'a [String],
+    /// The manifest's `env` allow-list (`None`: not declared).
+    pub env_allow: Option<&'a [String]>,
+    pub kv: &'a Kv,
+    /// Called as JS's `…Async` form (errors name it so).
+    pub is_async: bool,
+}
+
+/// How a call went on: done now, or a job to wait for whose output is a
+/// `Result<CapValue, CapError>` (read it with [`job_result`]).
+pub enum Started {
+    Done(CapValue),
+    Job(Job),
+}
+
+/// A started job's output, as the binding receives it.
+pub fn job_result(out: cove_core::JobOutput) -> Result<CapValue, CapError> {
+    out.downcast::<Result<CapValue, CapError>>()
+        .map(|r| *r)
+        .unwrap_or_else(|_| Err(CapError::new("internal", "the background job failed")))
+}
+
+/// A blocking job whose output becomes the call's result.
+fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+    finish: fn(T) -> Result<CapValue, CapError>,
+) -> Started {
+    Started::Job(Job::new(move || finish(work())))
+}
+
+/// The function behind an entry.
+#[derive(Clone, Copy)]
+enum Kind {
+    Crypto(&'static crate::crypto::CryptoFn),
+    Kv(&'static crate::kv::KvFn),
+    Http(&'static crate::http::HttpFn),
+    SmtpSend,
+    EnvGet,
+}
+
+/// One script-facing capability function.
+pub struct CapFn {
+    /// Its module's JS specifier (`hull:crypto`); the catalog says where
+    /// the module lives in Lua (a global, or `require`).
+    pub module: &'static str,
+    /// Its Lua name; `None`: JS only.
+    pub lua: Option<&'static str>,
+    /// Its JS name; `None`: Lua only.
+    pub js: Option<&'static str>,
+    /// JS also has `<js>Async`, returning a promise.
+    pub js_async: bool,
+    kind: Kind,
+}
+
+impl CapFn {
+    /// The name it is called by in `scope` (`hashPasswordAsync`).
+    pub fn called_as(&self, scope: &Scope) -> String {
+        match scope.runtime {
+            Runtime::Lua => self.lua.unwrap_or_default().to_string(),
+            Runtime::Js if scope.is_async => format!("{}Async", self.js.unwrap_or_default()),
+            Runtime::Js => self.js.unwrap_or_default().to_string(),
+        }
+    }
+
+    /// Whether a call can wait (a Lua binding makes it a suspending
+    /// function): always for the network, for kv only on Redis.
+    pub fn can_wait(&self, kv: &Kv) -> bool {
+        match self.kind {
+            Kind::Crypto(f) => f.slow,
+            Kind::Kv(_) => !kv.is_local(),
+            Kind::Http(_) | Kind::SmtpSend => true,
+            Kind::EnvGet => false,
+        }
+    }
+
+    /// Check the arguments and start the call. An error is the message the
+    /// script sees with its code (`crypto.argument`, `kv.bad_key`, …).
+    pub fn start(&self, scope: &Scope, args: &[CapValue]) -> Result<Started, CapError> {
+        match self.kind {
+            Kind::Crypto(f) => crypto::start(f, scope, &self.called_as(scope), args),
+            Kind::Kv(f) => kv::start(f, scope, args),
+            Kind::Http(f) => http::start(f, scope, args),
+            Kind::SmtpSend => smtp::start(scope, args),
+            Kind::EnvGet => env::get(scope, args),
+        }
+    }
+
+    /// Start and, when it makes a job, run the job here (JS's synchronous
+    /// forms, and Lua where the script cannot suspend).
+    pub fn call(&self, scope: &Scope, args: &[CapValue]) -> Result<CapValue, CapError> {
+        match self.start(scope, args)? {
+            Started::Done(v) => Ok(v),
+            Started::Job(job) => job_result(job.run()),
+        }
+    }
+}
+
+/// Every capability function bound by the loop, by module.
+pub fn functions() -> &'static [CapFn] {
+    static ALL: OnceLock<Vec<CapFn>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all: Vec<CapFn> = crate::crypto::FUNCTIONS
+            .iter()
+            .map(|f| CapFn {
+                module: "hull:crypto",
+                lua: Some(f.lua),
+                js: Some(f.js),
+                js_async: f.slow,
+                kind: Kind::Crypto(f),
+            })
+            .collect();
+        all.extend(crate::kv::FUNCTIONS.iter().map(|f| CapFn {
+            module: "hull:kv",
+            lua: Some(f.name),
+            js: Some(f.name),
+            js_async: true,
+            kind: Kind::Kv(f),
+        }));
+        all.extend(crate::http::FUNCTIONS.iter().map(|f| CapFn {
+            module: "hull:http",
+            lua: f.lua,
+            js: Some(f.js),
+            js_async: true,
+            kind: Kind::Http(f),
+        }));
+        all.push(CapFn {
+            module: "hull:smtp",
+            lua: Some("send"),
+            js: Some("send"),
+            js_async: true,
+            kind: Kind::SmtpSend,
+        });
+        all.push(CapFn {
+            module: "hull:env",
+            lua: Some("get"),
+            js: Some("get"),
+            js_async: false,
+            kind: Kind::EnvGet,
+        });
+        all
+    })
+}
+
+/// The modules [`functions`] fills, each once, in table order.
+pub fn modules() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for f in functions() {
+        if !out.contains(&f.module) {
+            out.push(f.module);
+        }
+    }
+    out
+}
+
+/// The functions of one module.
+pub fn module_functions(module: &str) -> impl Iterator<Item = &'static CapFn> + '_ {
+    functions().iter().filter(move |f| f.module == module)
+}

@@ -1,0 +1,186 @@
+use super::*;
+
+fn scope(runtime: Runtime, kv: &Kv) -> Scope<'_> {
+    Scope {
+        runtime,
+        hosts: &[],
+        env_allow: None,
+        kv,
+        is_async: false,
+    }
+}
+
+fn find(module: &str, lua: &str) -> &'static CapFn {
+    module_functions(module)
+        .find(|f| f.lua == Some(lua) || f.js == Some(lua))
+        .expect("a function")
+}
+
+fn err(r: Result<CapValue, CapError>) -> CapError {
+    r.expect_err("an error")
+}
+
+#[test]
+fn every_function_is_in_the_catalog_under_its_names() {
+    for f in functions() {
+        let m = crate::api::module_by_js(f.module).expect(f.module);
+        let has = |lua: Option<&str>, js: Option<&str>| {
+            m.functions
+                .iter()
+                .any(|s| (lua.is_none() || s.lua == lua) && (js.is_none() || s.js == js))
+        };
+        assert!(has(f.lua, f.js), "{}: {:?}/{:?}", f.module, f.lua, f.js);
+        if f.js_async {
+            let name = format!("{}Async", f.js.unwrap());
+            assert!(
+                m.functions.iter().any(|s| s.js == Some(name.as_str())),
+                "{name}"
+            );
+        }
+    }
+    assert_eq!(
+        modules(),
+        [
+            "hull:crypto",
+            "hull:kv",
+            "hull:http",
+            "hull:smtp",
+            "hull:env"
+        ]
+    );
+}
+
+#[test]
+fn crypto_argument_errors_name_the_runtimes_types() {
+    let kv = Kv::local();
+    let f = find("hull:crypto", "sha256");
+    let lua = err(f.call(&scope(Runtime::Lua, &kv), &[]));
+    assert_eq!(lua.code, "crypto.argument");
+    assert_eq!(
+        lua.message,
+        "crypto.sha256: argument 1 must be a string, got nil"
+    );
+    let js = err(f.call(&scope(Runtime::Js, &kv), &[CapValue::Record(vec![])]));
+    assert_eq!(
+        js.message,
+        "crypto.sha256: argument 1 must be a string or bytes (an ArrayBuffer or a Uint8Array), got object"
+    );
+    let hex = f.call(
+        &scope(Runtime::Js, &kv),
+        &[CapValue::Bytes(b"abc".to_vec())],
+    );
+    assert!(matches!(hex, Ok(CapValue::Str(h)) if h.starts_with(b"ba7816bf")));
+}
+
+#[test]
+fn crypto_counts_and_key_pairs() {
+    let kv = Kv::local();
+    let random = find("hull:crypto", "random");
+    let lua = scope(Runtime::Lua, &kv);
+    assert!(
+        matches!(random.call(&lua, &[CapValue::Int(4)]), Ok(CapValue::Bytes(b)) if b.len() == 4)
+    );
+    assert_eq!(
+        err(random.call(&lua, &[CapValue::Num(1.5)])).code,
+        "crypto.range"
+    );
+    let js = scope(Runtime::Js, &kv);
+    // JS reads a missing count as 0: out of range, like Hull's RangeError.
+    assert_eq!(err(random.call(&js, &[])).code, "crypto.range");
+    assert_eq!(
+        err(random.call(&lua, &[])).message,
+        "crypto.random: argument 1 must be a number, got nil"
+    );
+    let pair = find("hull:crypto", "ed25519_keypair").call(&lua, &[]);
+    assert!(matches!(pair, Ok(CapValue::Results(r)) if r.len() == 2 && r[0].0 == "publicKey"));
+}
+
+#[test]
+fn kv_reads_whole_js_numbers_as_integers() {
+    let kv = Kv::local();
+    let set = find("hull:kv", "set");
+    let get = find("hull:kv", "get");
+    let js = scope(Runtime::Js, &kv);
+    let lua = scope(Runtime::Lua, &kv);
+    let key = |k: &str| CapValue::Str(k.as_bytes().to_vec());
+    assert_eq!(
+        set.call(&js, &[key("a"), CapValue::Num(3.0)]),
+        Ok(CapValue::Nothing)
+    );
+    assert_eq!(get.call(&js, &[key("a")]), Ok(CapValue::Int(3)));
+    set.call(&lua, &[key("b"), CapValue::Num(3.0)]).unwrap();
+    assert_eq!(get.call(&lua, &[key("b")]), Ok(CapValue::Num(3.0)));
+    assert_eq!(get.call(&lua, &[key("none")]), Ok(CapValue::Null));
+    let bad = err(get.call(&lua, &[CapValue::Int(1)]));
+    assert_eq!(bad.code, "kv.argument");
+    assert!(
+        bad.message.starts_with("kv.get: key must be"),
+        "{}",
+        bad.message
+    );
+    assert!(!get.can_wait(&kv));
+}
+
+#[test]
+fn http_checks_its_arguments_before_the_manifest() {
+    let kv = Kv::local();
+    let get = find("hull:http", "get");
+    let lua = scope(Runtime::Lua, &kv);
+    let e = err(get.call(&lua, &[]));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "http.argument",
+            "http.get failed: the URL must be a string, got nil"
+        )
+    );
+    let url = CapValue::Str(b"https://example.com/".to_vec());
+    let opts = CapValue::Record(vec![(
+        "headers".into(),
+        CapValue::Record(vec![("x".into(), CapValue::Bool(true))]),
+    )]);
+    let e = err(get.call(&lua, &[url.clone(), opts]));
+    assert_eq!(
+        e.message,
+        "http.get failed: a header value must be a string, got boolean"
+    );
+    let e = err(get.call(&lua, &[url]));
+    assert_eq!(e.code, "http.not_configured");
+    assert!(get.can_wait(&kv));
+}
+
+#[test]
+fn smtp_and_env_answer_as_hull_does() {
+    let kv = Kv::local();
+    let lua = scope(Runtime::Lua, &kv);
+    let send = find("hull:smtp", "send");
+    assert_eq!(err(send.call(&lua, &[])).code, "smtp.not_configured");
+    let get = find("hull:env", "get");
+    assert_eq!(
+        err(get.call(&lua, &[CapValue::Str(b"HOME".to_vec())])).code,
+        "env.not_configured"
+    );
+    let e = err(get.call(&lua, &[CapValue::Other("function")]));
+    assert_eq!(
+        e.message,
+        "env.get: the name must be a string, got function"
+    );
+}
+
+#[test]
+fn values_name_their_types_and_print_numbers_per_runtime() {
+    assert_eq!(CapValue::Nothing.type_name(Runtime::Lua), "nil");
+    assert_eq!(CapValue::Nothing.type_name(Runtime::Js), "undefined");
+    assert_eq!(CapValue::List(vec![]).type_name(Runtime::Js), "array");
+    assert_eq!(CapValue::Num(2.0).text(Runtime::Lua).unwrap(), "2.0");
+    assert_eq!(CapValue::Num(2.0).text(Runtime::Js).unwrap(), "2");
+    assert_eq!(CapValue::Num(0.5).text(Runtime::Js).unwrap(), "0.5");
+    let rec = CapValue::Record(vec![
+        ("a".into(), CapValue::Nothing),
+        (
+            "b".into(),
+            CapValue::List(vec![CapValue::Int(1), CapValue::Null]),
+        ),
+    ]);
+    assert_eq!(rec.to_json(), serde_json::json!({"b": [1, null]}));
+}

@@ -1,0 +1,184 @@
+//! Every capability function of cove-caps' table (`cove_caps::cap`) under
+//! its Lua name, with one converter each way: a Lua value to a
+//! [`CapValue`] and back. Functions that can wait (the network, Redis,
+//! PBKDF2) are made with suspend.rs, so a handler suspends on them; the
+//! others raise their failures at the caller's line (bind.rs `raising`).
+//! Modules with a Lua global are installed as globals; the others (`kv`)
+//! are made when required (require.rs).
+
+use mlua::{Lua, MultiValue, Table, Value};
+
+use cove_caps::cap::{self, CapFn, CapValue, Runtime, Scope, Started};
+use cove_caps::kv::Kv;
+use cove_core::JobOutput;
+
+use crate::app_api::AppState;
+use crate::bind::raising;
+use crate::suspend::{slow_function, Start};
+
+/// How deep a table argument is read (deeper: its type name only).
+const MAX_DEPTH: usize = 32;
+
+fn to_cap(v: &Value, depth: usize) -> mlua::Result<CapValue> {
+    Ok(match v {
+        Value::Nil => CapValue::Nothing,
+        Value::Boolean(b) => CapValue::Bool(*b),
+        Value::Integer(n) => CapValue::Int(*n),
+        Value::Number(n) => CapValue::Num(*n),
+        Value::String(s) => CapValue::Str(s.as_bytes().to_vec()),
+        Value::Table(t) if depth < MAX_DEPTH => table_to_cap(t, depth + 1)?,
+        Value::Table(_) => CapValue::Other("table"),
+        Value::Function(_) => CapValue::Other("function"),
+        Value::Thread(_) => CapValue::Other("thread"),
+        _ => CapValue::Other("userdata"),
+    })
+}
+
+/// A sequence (keys 1..n, n > 0) is a list; any other table a record of its
+/// string and integer keys.
+fn table_to_cap(t: &Table, depth: usize) -> mlua::Result<CapValue> {
+    let len = t.raw_len();
+    let mut fields = Vec::new();
+    let mut count = 0;
+    for pair in t.pairs::<Value, Value>() {
+        let (k, v) = pair?;
+        count += 1;
+        let name = match &k {
+            Value::String(s) => s.to_string_lossy(),
+            Value::Integer(n) => n.to_string(),
+            _ => continue,
+        };
+        fields.push((name, to_cap(&v, depth)?));
+    }
+    if len > 0 && count == len {
+        let items = (1..=len)
+            .map(|i| to_cap(&t.raw_get::<Value>(i)?, depth))
+            .collect::<mlua::Result<_>>()?;
+        return Ok(CapValue::List(items));
+    }
+    Ok(CapValue::Record(fields))
+}
+
+fn args_of(args: &MultiValue) -> mlua::Result<Vec<CapValue>> {
+    args.iter().map(|v| to_cap(v, 0)).collect()
+}
+
+fn to_lua(lua: &Lua, v: CapValue) -> mlua::Result<Value> {
+    Ok(match v {
+        CapValue::Nothing | CapValue::Null | CapValue::Other(_) => Value::Nil,
+        CapValue::Bool(b) => Value::Boolean(b),
+        CapValue::Int(n) => Value::Integer(n),
+        CapValue::Num(n) => Value::Number(n),
+        CapValue::Str(b) | CapValue::Bytes(b) => Value::String(lua.create_string(b)?),
+        CapValue::List(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.into_iter().enumerate() {
+                t.raw_set(i + 1, to_lua(lua, item)?)?;
+            }
+            Value::Table(t)
+        }
+        CapValue::Record(fields) => {
+            let t = lua.create_table_with_capacity(0, fields.len())?;
+            for (k, v) in fields {
+                t.raw_set(k, to_lua(lua, v)?)?;
+            }
+            Value::Table(t)
+        }
+        CapValue::Results(fields) => {
+            let t = lua.create_table_with_capacity(0, fields.len())?;
+            for (k, v) in fields {
+                t.raw_set(k, to_lua(lua, v)?)?;
+            }
+            Value::Table(t)
+        }
+    })
+}
+
+/// A result as the function's Lua results: several results spread.
+fn results(lua: &Lua, v: CapValue) -> mlua::Result<MultiValue> {
+    match v {
+        CapValue::Results(fields) => fields.into_iter().map(|(_, v)| to_lua(lua, v)).collect(),
+        v => Ok(MultiValue::from_iter([to_lua(lua, v)?])),
+    }
+}
+
+/// A job's output as the function's results, or the message to raise.
+fn finish(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
+    match cap::job_result(out) {
+        Ok(v) => results(lua, v).map(Ok),
+        Err(e) => Ok(Err(e.message)),
+    }
+}
+
+/// Calls `f` with the manifest's hosts and allow-list as the app set them.
+fn with_scope<R>(lua: &Lua, kv: &Kv, f: impl FnOnce(&Scope) -> R) -> R {
+    let state = lua.app_data_ref::<AppState>();
+    let scope = Scope {
+        runtime: Runtime::Lua,
+        hosts: state.as_ref().map_or(&[], |s| s.registry.hosts()),
+        env_allow: state.as_ref().and_then(|s| s.registry.env_allow()),
+        kv,
+        is_async: false,
+    };
+    f(&scope)
+}
+
+fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Function> {
+    let kv = kv.clone();
+    if f.can_wait(&kv) {
+        slow_function(lua, move |lua, args| {
+            let args = args_of(&args)?;
+            match with_scope(lua, &kv, |s| f.start(s, &args)) {
+                Ok(Started::Done(v)) => results(lua, v).map(Start::Done),
+                Ok(Started::Job(job)) => Ok(Start::Job(job, finish)),
+                Err(e) => Err(mlua::Error::runtime(e.message)),
+            }
+        })
+    } else {
+        raising(lua, move |lua, args| {
+            let args = args_of(&args)?;
+            match with_scope(lua, &kv, |s| f.call(s, &args)) {
+                Ok(v) => results(lua, v),
+                Err(e) => Err(mlua::Error::runtime(e.message)),
+            }
+        })
+    }
+}
+
+/// The shared store the app's VMs use.
+fn shared_kv(lua: &Lua) -> Kv {
+    lua.app_data_ref::<cove_caps::Shared>()
+        .map(|s| s.kv.clone())
+        .unwrap_or_default()
+}
+
+/// The table of one module (its JS specifier: `hull:kv`).
+pub(crate) fn module(lua: &Lua, spec: &str) -> mlua::Result<Table> {
+    let kv = shared_kv(lua);
+    let t = lua.create_table()?;
+    for f in cap::module_functions(spec) {
+        if let Some(name) = f.lua {
+            t.raw_set(name, function(lua, f, &kv)?)?;
+        }
+    }
+    Ok(t)
+}
+
+/// The table a `require` name gives, if a capability module has that name.
+pub(crate) fn required(lua: &Lua, name: &str) -> mlua::Result<Option<Table>> {
+    match cove_caps::api::module_by_lua(name) {
+        Some(m) if cap::modules().contains(&m.js) => module(lua, m.js).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Every capability module with a Lua global, as that global.
+pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
+    for spec in cap::modules() {
+        let global = cove_caps::api::module_by_js(spec).and_then(|m| m.lua_global);
+        if let Some(global) = global {
+            lua.globals().raw_set(global, module(lua, spec)?)?;
+        }
+    }
+    Ok(())
+}
