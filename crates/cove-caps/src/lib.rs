@@ -11,6 +11,7 @@ pub mod kv;
 pub mod log;
 pub mod manifest;
 pub mod registry;
+pub mod sig;
 pub mod smtp;
 pub mod testkit;
 pub mod time;

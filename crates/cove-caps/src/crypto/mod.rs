@@ -3,6 +3,8 @@
 //! converts arguments and results. Hex is lowercase; keys, nonces and
 //! signatures travel as hex, data as bytes.
 
+use crate::sig::Ty;
+
 mod audit;
 mod nacl;
 mod password;
@@ -80,6 +82,12 @@ pub struct CryptoFn {
     pub lua: &'static str,
     pub js: &'static str,
     pub args: &'static [Arg],
+    /// The arguments' names, in the docs and editor types.
+    pub names: &'static [&'static str],
+    /// What it returns (in Lua; JS where `Out` maps differently, see api/tables.rs).
+    pub ret: Ty,
+    /// One line for the docs.
+    pub doc: &'static str,
     pub run: fn(&[ArgValue]) -> CryptoResult,
     /// Hull's JS answers this (`false`/`null`) where Lua raises on malformed input.
     pub js_lenient: Option<Out>,
@@ -108,129 +116,95 @@ impl CryptoFn {
 
 use Arg::{Bytes as B, Int as I};
 
-/// `f!(lua, js, [args], run [, js_lenient, slow] [; keys])`.
+const HEX: Ty = Ty::Str;
+const KEY_PAIR: Ty = Ty::Named("KeyPair");
+const TEXT_OR_NIL: Ty = Ty::Opt(&Ty::Str);
+
+/// `f!(lua, js, [Kind "name", …] -> result, "doc", run [, lenient OUT] [, slow] [, keys KEYS])`.
 macro_rules! f {
-    ($lua:literal, $js:literal, [$($a:expr),*], $run:expr) => {
-        f!($lua, $js, [$($a),*], $run, None, false; Keys::None)
-    };
-    ($lua:literal, $js:literal, [$($a:expr),*], $run:expr; $keys:expr) => {
-        f!($lua, $js, [$($a),*], $run, None, false; $keys)
-    };
-    ($lua:literal, $js:literal, [$($a:expr),*], $run:expr, $lenient:expr, $slow:expr) => {
-        f!($lua, $js, [$($a),*], $run, $lenient, $slow; Keys::None)
-    };
-    ($lua:literal, $js:literal, [$($a:expr),*], $run:expr, $lenient:expr, $slow:expr; $keys:expr) => {
+    ($lua:literal, $js:literal, [$($a:ident $n:literal),*] -> $ret:expr, $doc:literal, $run:expr
+     $(, lenient $l:expr)? $(, slow $s:literal)? $(, keys $k:expr)?) => {
         CryptoFn {
-            lua: $lua, js: $js, args: &[$($a),*], run: $run, js_lenient: $lenient, slow: $slow,
-            keys: $keys,
+            lua: $lua,
+            js: $js,
+            args: &[$($a),*],
+            names: &[$($n),*],
+            ret: $ret,
+            doc: $doc,
+            run: $run,
+            js_lenient: f!(@or $(Some($l))?; None),
+            slow: f!(@or $($s)?; false),
+            keys: f!(@or $($k)?; Keys::None),
         }
     };
+    (@or ; $default:expr) => { $default };
+    (@or $given:expr; $default:expr) => { $given };
 }
 
 /// Every crypto function, in Hull's order, then Cove's additions.
 pub const FUNCTIONS: &[CryptoFn] = &[
-    f!("sha256", "sha256", [B], primitives::sha256),
-    f!("sha512", "sha512", [B], primitives::sha512),
-    f!("random", "random", [I], primitives::random),
-    f!(
-        "hash_password",
-        "hashPassword",
-        [B],
-        password::hash_fn,
-        None,
-        true
-    ),
-    f!(
-        "verify_password",
-        "verifyPassword",
-        [B, B],
-        password::verify_fn,
-        None,
-        true
-    ),
-    f!(
-        "ed25519_keypair",
-        "ed25519Keypair",
-        [],
-        nacl::ed25519_keypair;
-        Keys::Made
-    ),
-    f!("ed25519_sign", "ed25519Sign", [B, B], nacl::ed25519_sign; Keys::Args(&[1])),
-    f!(
-        "ed25519_verify",
-        "ed25519Verify",
-        [B, B, B],
-        nacl::ed25519_verify,
-        Some(Out::Bool(false)),
-        false;
-        Keys::Args(&[2])
-    ),
-    f!("auth", "auth", [B, B], primitives::auth; Keys::Args(&[1])),
-    f!(
-        "auth_verify",
-        "authVerify",
-        [B, B, B],
-        primitives::auth_verify;
-        Keys::Args(&[2])
-    ),
-    f!("secretbox", "secretbox", [B, B, B], nacl::secretbox; Keys::Args(&[2])),
-    f!(
-        "secretbox_open",
-        "secretboxOpen",
-        [B, B, B],
-        nacl::secretbox_open,
-        Some(Out::Text(None)),
-        false;
-        Keys::Args(&[2])
-    ),
-    f!("box", "box", [B, B, B, B], nacl::seal; Keys::Args(&[2, 3])),
-    f!(
-        "box_open",
-        "boxOpen",
-        [B, B, B, B],
-        nacl::open,
-        Some(Out::Text(None)),
-        false;
-        Keys::Args(&[2, 3])
-    ),
-    f!("box_keypair", "boxKeypair", [], nacl::box_keypair; Keys::Made),
-    f!(
-        "hmac_sha256",
-        "hmacSha256",
-        [B, B],
-        primitives::hmac_sha256;
-        Keys::Args(&[1])
-    ),
-    f!(
-        "hmac_sha256_verify",
-        "hmacSha256Verify",
-        [B, B, B],
-        primitives::hmac_sha256_verify;
-        Keys::Args(&[1])
-    ),
-    f!(
-        "base64url_encode",
-        "base64urlEncode",
-        [B],
-        primitives::base64url_encode
-    ),
-    f!(
-        "base64url_decode",
-        "base64urlDecode",
-        [B],
-        primitives::base64url_decode
-    ),
+    f!("sha256", "sha256", [B "data"] -> HEX,
+        "SHA-256 of the data, as 64 hex chars", primitives::sha256),
+    f!("sha512", "sha512", [B "data"] -> HEX,
+        "SHA-512 of the data, as 128 hex chars", primitives::sha512),
+    f!("random", "random", [I "n"] -> Ty::Bytes,
+        "n random bytes (1-65536)", primitives::random),
+    f!("hash_password", "hashPassword", [B "password"] -> Ty::Str,
+        "a PBKDF2-HMAC-SHA256 hash to store: \"pbkdf2:100000:<salt>:<hash>\"",
+        password::hash_fn, slow true),
+    f!("verify_password", "verifyPassword", [B "password", B "stored"] -> Ty::Bool,
+        "whether the password matches a stored hash (constant time)",
+        password::verify_fn, slow true),
+    f!("ed25519_keypair", "ed25519Keypair", [] -> KEY_PAIR,
+        "a new Ed25519 key pair, hex (Lua: two results)",
+        nacl::ed25519_keypair, keys Keys::Made),
+    f!("ed25519_sign", "ed25519Sign", [B "data", B "secret_key"] -> HEX,
+        "the Ed25519 signature of the data, 128 hex chars",
+        nacl::ed25519_sign, keys Keys::Args(&[1])),
+    f!("ed25519_verify", "ed25519Verify", [B "data", B "signature", B "public_key"] -> Ty::Bool,
+        "whether the signature is the key's signature of the data",
+        nacl::ed25519_verify, lenient Out::Bool(false), keys Keys::Args(&[2])),
+    f!("auth", "auth", [B "message", B "key"] -> HEX,
+        "NaCl crypto_auth (HMAC-SHA512/256) tag, 64 hex chars; key 32 bytes hex",
+        primitives::auth, keys Keys::Args(&[1])),
+    f!("auth_verify", "authVerify", [B "tag", B "message", B "key"] -> Ty::Bool,
+        "whether the tag authenticates the message",
+        primitives::auth_verify, keys Keys::Args(&[2])),
+    f!("secretbox", "secretbox", [B "message", B "nonce", B "key"] -> HEX,
+        "XSalsa20-Poly1305 sealed message (hex); nonce 24 bytes, key 32, both hex",
+        nacl::secretbox, keys Keys::Args(&[2])),
+    f!("secretbox_open", "secretboxOpen", [B "sealed", B "nonce", B "key"] -> TEXT_OR_NIL,
+        "the opened message, or nil/null if it does not authenticate",
+        nacl::secretbox_open, lenient Out::Text(None), keys Keys::Args(&[2])),
+    f!("box", "box", [B "message", B "nonce", B "public_key", B "secret_key"] -> HEX,
+        "NaCl box (Curve25519-XSalsa20-Poly1305) sealed message, hex",
+        nacl::seal, keys Keys::Args(&[2, 3])),
+    f!("box_open", "boxOpen", [B "sealed", B "nonce", B "public_key", B "secret_key"] -> TEXT_OR_NIL,
+        "the opened box, or nil/null if it does not authenticate",
+        nacl::open, lenient Out::Text(None), keys Keys::Args(&[2, 3])),
+    f!("box_keypair", "boxKeypair", [] -> KEY_PAIR,
+        "a new Curve25519 key pair for box, hex (Lua: two results)",
+        nacl::box_keypair, keys Keys::Made),
+    f!("hmac_sha256", "hmacSha256", [B "data", B "key"] -> HEX,
+        "HMAC-SHA256 of the data with a hex key, 64 hex chars",
+        primitives::hmac_sha256, keys Keys::Args(&[1])),
+    f!("hmac_sha256_verify", "hmacSha256Verify", [B "data", B "key", B "expected"] -> Ty::Bool,
+        "whether the HMAC matches (constant time)",
+        primitives::hmac_sha256_verify, keys Keys::Args(&[1])),
+    f!("base64url_encode", "base64urlEncode", [B "data"] -> Ty::Str,
+        "URL-safe base64 without padding", primitives::base64url_encode),
+    f!("base64url_decode", "base64urlDecode", [B "text"] -> TEXT_OR_NIL,
+        "the decoded bytes (JS: as UTF-8 text), or nil/null if invalid",
+        primitives::base64url_decode),
     // Cove additions for hull.jwt: the JWS HS256 signature with the secret's
     // own bytes as key. Scripts cannot base64url raw MAC bytes in JS (strings
     // are UTF-8 there), which is what made Hull's JS tokens non-standard.
-    f!("hs256_sign", "hs256Sign", [B, B], primitives::hs256_sign; Keys::Args(&[1])),
-    f!(
-        "hs256_verify",
-        "hs256Verify",
-        [B, B, B],
-        primitives::hs256_verify;
-        Keys::Args(&[1])
-    ),
+    f!("hs256_sign", "hs256Sign", [B "data", B "secret"] -> Ty::Str,
+        "JWT HS256 signature: base64url HMAC-SHA256 keyed with the secret's bytes",
+        primitives::hs256_sign, keys Keys::Args(&[1])),
+    f!("hs256_verify", "hs256Verify", [B "data", B "secret", B "signature"] -> Ty::Bool,
+        "whether a JWT HS256 signature matches (constant time)",
+        primitives::hs256_verify, keys Keys::Args(&[1])),
 ];
 
 /// The `i`th argument as bytes (bindings check kinds; this is for the functions).

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use cove_core::CapError;
 
+use crate::sig::Ty;
+
 use super::{ttl_of, Kv, KvCall, KvError, KvValue, Op};
 
 /// What an argument must be.
@@ -46,6 +48,9 @@ pub enum KvOut {
 pub struct KvFn {
     pub name: &'static str,
     pub params: &'static [KvParam],
+    /// What it returns, and one line for the docs (api/tables.rs).
+    pub ret: Ty,
+    pub doc: &'static str,
     op: for<'a> fn(&'a [KvArg]) -> Result<Op<&'a str>, KvError>,
 }
 
@@ -121,34 +126,49 @@ fn step(args: &[KvArg]) -> i64 {
     }
 }
 
+/// A value kv stores: a string, number or boolean.
+pub const KV_VALUE: Ty = Ty::Union(&[Ty::Str, Ty::Num, Ty::Bool]);
+
 pub static FUNCTIONS: &[KvFn] = &[
     KvFn {
         name: "get",
+        ret: Ty::Opt(&KV_VALUE),
+        doc: "the value stored under the key, or nil/null",
         params: &[KvParam::Key],
         op: |a| Ok(Op::Get(key(a))),
     },
     KvFn {
         name: "set",
+        ret: Ty::Nil,
+        doc: "store a value (string, number, boolean), with an optional ttl in seconds",
         params: &[KvParam::Key, KvParam::Value, KvParam::Ttl],
         op: |a| Ok(Op::Set(key(a), value(a)?, ttl(a, 2)?)),
     },
     KvFn {
         name: "add",
+        ret: Ty::Bool,
+        doc: "store a value only if the key is absent; whether it was stored",
         params: &[KvParam::Key, KvParam::Value, KvParam::Ttl],
         op: |a| Ok(Op::Add(key(a), value(a)?, ttl(a, 2)?)),
     },
     KvFn {
         name: "incr",
+        ret: Ty::Int,
+        doc: "add step (default 1) to an integer value (absent: 0) and return it",
         params: &[KvParam::Key, KvParam::Step, KvParam::Ttl],
         op: |a| Ok(Op::Incr(key(a), step(a), ttl(a, 2)?)),
     },
     KvFn {
         name: "delete",
+        ret: Ty::Bool,
+        doc: "remove the key; whether it was there",
         params: &[KvParam::Key],
         op: |a| Ok(Op::Delete(key(a))),
     },
     KvFn {
         name: "ttl",
+        ret: Ty::Opt(&Ty::Num),
+        doc: "seconds the key has left, or nil/null when absent or without expiry",
         params: &[KvParam::Key],
         op: |a| Ok(Op::Ttl(key(a))),
     },

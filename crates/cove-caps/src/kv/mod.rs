@@ -29,7 +29,7 @@ mod redis;
 #[cfg(test)]
 mod tests;
 
-pub use functions::{KvArg, KvFn, KvOut, KvParam, FUNCTIONS};
+pub use functions::{KvArg, KvFn, KvOut, KvParam, FUNCTIONS, KV_VALUE};
 
 use self::redis::RedisStore;
 use memory::Memory;
