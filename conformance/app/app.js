@@ -326,3 +326,38 @@ app.get("/tpl/string", (req, res) => {
 });
 app.get("/tpl/bad", (req, res) => res.html(template.render("conf/bad.html", {})));
 app.get("/tpl/missing", (req, res) => res.html(template.render("conf/nope.html", {})));
+
+// ---- error codes (docs/api.md, "Error codes") ---------------------------------
+import { kv } from "hull:kv";
+app.get("/errors/codes", (req, res) => {
+  const code = (f) => {
+    try {
+      f();
+      return "no error";
+    } catch (e) {
+      return e.code ?? false;
+    }
+  };
+  res.json({
+    sql: code(() => db.query("SELECT * FROM nowhere")),
+    constraint: code(() => db.exec("INSERT INTO notes (title) VALUES (NULL)")),
+    reserved: code(() => db.query("SELECT * FROM _hull_migrations")),
+    kv: code(() => kv.set("", 1)),
+    kv_argument: code(() => kv.incr("k", 1.5)),
+    crypto_input: code(() => crypto.secretbox("x", "00", KEY)),
+    crypto_range: code(() => crypto.random(0)),
+    crypto_argument: code(() => crypto.sha256()),
+    env: code(() => env.get("HOME")),
+    http: code(() => http.get("http://127.0.0.1:9/")),
+    plain: code(() => {
+      throw new Error("boom");
+    }),
+    raised_again: code(() => {
+      try {
+        kv.set("", 1);
+      } catch (e) {
+        throw e;
+      }
+    }),
+  });
+});

@@ -323,3 +323,31 @@ end)
 app.get("/tpl/missing", function(req, res)
   res:html(template.render("conf/nope.html", {}))
 end)
+
+-- Error codes (docs/api.md, "Error codes"): `err:code()` on what pcall
+-- caught in Lua, `e.code` in JS; false where the error has none.
+local kv = require("hull.kv")
+app.get("/errors/codes", function(req, res)
+  local function code(f)
+    local ok, err = pcall(f)
+    if ok then return "no error" end
+    return err:code() or false
+  end
+  res:json({
+    sql = code(function() return db.query("SELECT * FROM nowhere") end),
+    constraint = code(function() return db.exec("INSERT INTO notes (title) VALUES (NULL)") end),
+    reserved = code(function() return db.query("SELECT * FROM _hull_migrations") end),
+    kv = code(function() return kv.set("", 1) end),
+    kv_argument = code(function() return kv.incr("k", 1.5) end),
+    crypto_input = code(function() return crypto.secretbox("x", "00", KEY) end),
+    crypto_range = code(function() return crypto.random(0) end),
+    crypto_argument = code(function() return crypto.sha256() end),
+    env = code(function() return env.get("HOME") end),
+    http = code(function() return http.get("http://127.0.0.1:9/") end),
+    plain = code(function() error("boom") end),
+    raised_again = code(function()
+      local _, e = pcall(kv.set, "", 1)
+      error(e)
+    end),
+  })
+end)

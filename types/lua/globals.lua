@@ -574,3 +574,7 @@ function test.ok(value, msg) end
 ---@param substring? string
 function test.err(fn, substring) end
 
+---The code of a Cove capability error caught by `pcall` (`"db.constraint"`), or nil for any other string
+---@param s string
+---@return string?
+function string.code(s) end

@@ -1,8 +1,9 @@
 //! The error a capability reports to a script: a stable code (`db.reserved`,
 //! `kv.unavailable`, …) a script can branch on, and the message it has
 //! always had. JavaScript receives it as a `CoveError` with `.code`
-//! (crates/cove-js/src/native.rs); Lua, whose errors are strings in Hull's
-//! API (apps `string.find` them), receives the message.
+//! (crates/cove-js/src/bind.rs); Lua, whose errors are strings in Hull's
+//! API (apps `string.find` them), receives the message, and `err:code()`
+//! finds the code by it (crates/cove-lua/src/error.rs).
 
 use std::fmt;
 

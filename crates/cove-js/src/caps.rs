@@ -7,8 +7,8 @@
 //! its refusals reject the promise rather than throw.
 //!
 //! Argument mistakes throw `TypeError`s (`RangeError` for a count out of
-//! range), as Hull's JS does; a capability's failure a `CoveError` with
-//! its code (bind.rs).
+//! range), as Hull's JS does, and a capability's failure a `CoveError`
+//! (bind.rs); either carries the failure's `code`.
 
 use std::rc::Rc;
 
@@ -116,14 +116,22 @@ fn to_js<'js>(ctx: &Ctx<'js>, v: CapValue) -> rquickjs::Result<Value<'js>> {
     })
 }
 
-/// Throw `e` as the class its code calls for.
+/// Throw `e` as the class its code calls for: argument mistakes as Hull's
+/// JS throws them (`TypeError`, `RangeError`), with the code set as a
+/// `CoveError` carries it.
 fn throw(ctx: &Ctx<'_>, e: &CapError) -> rquickjs::Error {
     match e.code {
         "crypto.range" => Exception::throw_range(ctx, &e.message),
         "crypto.input" => Exception::throw_type(ctx, &e.message),
         code if code.ends_with(".argument") => Exception::throw_type(ctx, &e.message),
-        _ => crate::bind::throw_cap(ctx, e),
+        _ => return crate::bind::throw_cap(ctx, e),
+    };
+    let thrown = ctx.catch();
+    if let Some(o) = thrown.as_object() {
+        // A fresh error object takes a new property; nothing to report.
+        let _ = o.set("code", e.code);
     }
+    ctx.throw(thrown)
 }
 
 fn result<'js>(ctx: &Ctx<'js>, out: Result<CapValue, CapError>) -> rquickjs::Result<Value<'js>> {
@@ -142,45 +150,54 @@ fn args_of(args: &[Value<'_>]) -> rquickjs::Result<Vec<CapValue>> {
     args.iter().map(|v| to_cap(v, 0)).collect()
 }
 
-/// Calls `f` with the manifest's hosts and allow-list as the app set them.
-fn with_scope<R>(host: &Host, kv: &Kv, is_async: bool, f: impl FnOnce(&Scope) -> R) -> R {
-    let registry = host.registry.borrow();
-    let scope = Scope {
-        runtime: Runtime::Js,
-        hosts: registry.hosts(),
-        env_allow: registry.env_allow(),
-        kv,
-        is_async,
-    };
-    f(&scope)
+/// One function as bound: what each of its calls needs.
+struct Bound {
+    host: Rc<Host>,
+    kv: Kv,
+    f: &'static CapFn,
 }
 
-fn call<'js>(
-    ctx: &Ctx<'js>,
-    host: &Host,
-    kv: &Kv,
-    f: &CapFn,
-    args: &[Value<'js>],
-) -> rquickjs::Result<Value<'js>> {
-    let args = args_of(args)?;
-    result(ctx, with_scope(host, kv, false, |s| f.call(s, &args)))
-}
+impl Bound {
+    /// Convert the arguments and start the call with the manifest's hosts
+    /// and allow-list as the app set them.
+    fn start(
+        &self,
+        args: &[Value<'_>],
+        is_async: bool,
+    ) -> rquickjs::Result<Result<Started, CapError>> {
+        let args = args_of(args)?;
+        let registry = self.host.registry.borrow();
+        let scope = Scope {
+            runtime: Runtime::Js,
+            hosts: registry.hosts(),
+            env_allow: registry.env_allow(),
+            kv: &self.kv,
+            is_async,
+        };
+        Ok(self.f.start(&scope, &args))
+    }
 
-fn call_async<'js>(
-    ctx: &Ctx<'js>,
-    host: &Host,
-    kv: &Kv,
-    f: &CapFn,
-    args: &[Value<'js>],
-) -> rquickjs::Result<Promise<'js>> {
-    let args = match args_of(args) {
-        Ok(args) => args,
-        Err(e) => return settled(ctx, Err(e)),
-    };
-    match with_scope(host, kv, true, |s| f.start(s, &args)) {
-        Ok(Started::Done(v)) => settled(ctx, to_js(ctx, v)),
-        Ok(Started::Job(job)) => host.await_job(ctx, job, finish),
-        Err(e) => settled(ctx, Err(throw(ctx, &e))),
+    /// Hull's synchronous form: a job runs here, blocking the worker.
+    fn call<'js>(&self, ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Value<'js>> {
+        match self.start(args, false)? {
+            Ok(Started::Done(v)) => to_js(ctx, v),
+            Ok(Started::Job(job)) => result(ctx, cap::job_result(job.run())),
+            Err(e) => Err(throw(ctx, &e)),
+        }
+    }
+
+    /// `…Async`: a promise, settled when the job is done.
+    fn call_async<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        args: &[Value<'js>],
+    ) -> rquickjs::Result<Promise<'js>> {
+        match self.start(args, true) {
+            Ok(Ok(Started::Done(v))) => settled(ctx, to_js(ctx, v)),
+            Ok(Ok(Started::Job(job))) => self.host.await_job(ctx, job, finish),
+            Ok(Err(e)) => settled(ctx, Err(throw(ctx, &e))),
+            Err(e) => settled(ctx, Err(e)),
+        }
     }
 }
 
@@ -194,17 +211,21 @@ fn module<'js>(
     let obj = Object::new(ctx.clone())?;
     for f in cap::module_functions(spec) {
         let Some(name) = f.js else { continue };
-        let (h, store) = (host.clone(), kv.clone());
+        let bound = Rc::new(Bound {
+            host: host.clone(),
+            kv: kv.clone(),
+            f,
+        });
+        let b = bound.clone();
         let sync = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-            call(&ctx, &h, &store, f, &args.0)
+            b.call(&ctx, &args.0)
         })?
         .with_name(name)?;
         obj.set(name, sync)?;
         if f.js_async {
             let name = format!("{name}Async");
-            let (h, store) = (host.clone(), kv.clone());
             let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-                call_async(&ctx, &h, &store, f, &args.0)
+                bound.call_async(&ctx, &args.0)
             })?
             .with_name(&name)?;
             obj.set(name, func)?;

@@ -102,8 +102,8 @@ fn install<'js>(
     shared: &Shared,
 ) -> rquickjs::Result<(Object<'js>, Object<'js>)> {
     crate::jsonenc::register_protos(ctx)?;
-    crate::shapes::init(ctx, &crate::request::FIELDS)?;
-    let raw = crate::native::raw_object(ctx, host)?;
+    crate::shapes::init(ctx, &crate::req::FIELDS)?;
+    let raw = crate::globals::raw_object(ctx, host)?;
     let opts = {
         let mut o = rquickjs::context::EvalOptions::default();
         o.filename = Some(PRELUDE_NAME.into());
@@ -274,7 +274,7 @@ impl JsEngine {
             let req = held::new_object(ctx, self.req_proto.raw()).map_err(fail)?;
             st.req_id = identity(&req);
             set_req_id(st.req_id);
-            crate::request::define_eager(ctx, &req).map_err(fail)?;
+            crate::req::define_eager(ctx, &req).map_err(fail)?;
             let kept = hold(ctx, req);
             let mut recent = self.recent.borrow_mut();
             recent[1] = recent[0].replace(kept.persistent().clone());

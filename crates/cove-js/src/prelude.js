@@ -117,9 +117,9 @@
   Req.prototype.header = function header(name) {
     return this.headers[String(name).toLowerCase()];
   };
-  // The getters are native (request.rs): they refuse a req kept past its
+  // The getters are native (req.rs): they refuse a req kept past its
   // request, and make the value an own property.
-  // The fields (request.rs FIELDS order); all but `ctx` are what a req
+  // The fields (req.rs FIELDS order); all but `ctx` are what a req
   // encoded whole has.
   const reqFields = ["query", "headers", "method", "path", "params", "body", "ctx"];
   for (const name of reqFields) {

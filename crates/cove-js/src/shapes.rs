@@ -60,7 +60,7 @@ pub(crate) struct Keepers {
     empty: RefCell<Vec<qjs::JSValue>>,
     /// Key list (atoms, each held by us) → the objects for its prefixes.
     lists: RefCell<AtomMap<Vec<qjs::JSValue>>>,
-    /// The atoms of `req`'s field names (request.rs `FIELDS` order).
+    /// The atoms of `req`'s field names (req.rs `FIELDS` order).
     fields: Vec<qjs::JSAtom>,
     /// Property name atom (held by us) → the name as a JSON string.
     keys: RefCell<HashMap<qjs::JSAtom, Box<[u8]>, BuildHasherDefault<AtomHasher>>>,

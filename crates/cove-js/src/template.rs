@@ -480,7 +480,7 @@ impl Host for JsHost<'_, '_> {
                 .collect());
         }
         // SAFETY: `v` is a live value of this context.
-        unsafe { crate::request::fill(self.ctx, v.v) };
+        unsafe { crate::req::fill(self.ctx, v.v) };
         Ok(self
             .own_entries(v, true)
             .into_iter()

@@ -15,7 +15,7 @@ use crate::error::describe;
 /// Run `body` in a Lua C function: its count of pushed results, or its
 /// failure raised as a message at the caller's line (`app.lua:12: …`, as
 /// `error(msg, 2)` from a Lua wrapper would) once every Rust value is
-/// dropped; a panic becomes an internal error. (native.rs `run` for no results.)
+/// dropped; a panic becomes an internal error. (res.rs `run` for no results.)
 pub(crate) unsafe fn run_returning(
     state: *mut ffi::lua_State,
     body: impl FnOnce() -> Result<c_int, String>,

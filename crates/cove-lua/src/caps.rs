@@ -4,7 +4,7 @@
 //! PBKDF2) are made with suspend.rs, so a handler suspends on them; the
 //! others raise their failures at the caller's line (bind.rs `raising`).
 //! Modules with a Lua global are installed as globals; the others (`kv`)
-//! are made when required (require.rs).
+//! are made when required (modules.rs).
 
 use mlua::{Lua, MultiValue, Table, Value};
 
@@ -14,6 +14,7 @@ use cove_core::JobOutput;
 
 use crate::app_api::AppState;
 use crate::bind::raising;
+use crate::error::coded;
 use crate::suspend::{slow_function, Start};
 
 /// How deep a table argument is read (deeper: its type name only).
@@ -106,7 +107,7 @@ fn results(lua: &Lua, v: CapValue) -> mlua::Result<MultiValue> {
 fn finish(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
     match cap::job_result(out) {
         Ok(v) => results(lua, v).map(Ok),
-        Err(e) => Ok(Err(e.message)),
+        Err(e) => Ok(Err(coded(lua, e))),
     }
 }
 
@@ -131,7 +132,7 @@ fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Functio
             match with_scope(lua, &kv, |s| f.start(s, &args)) {
                 Ok(Started::Done(v)) => results(lua, v).map(Start::Done),
                 Ok(Started::Job(job)) => Ok(Start::Job(job, finish)),
-                Err(e) => Err(mlua::Error::runtime(e.message)),
+                Err(e) => Err(mlua::Error::runtime(coded(lua, e))),
             }
         })
     } else {
@@ -139,7 +140,7 @@ fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Functio
             let args = args_of(&args)?;
             match with_scope(lua, &kv, |s| f.call(s, &args)) {
                 Ok(v) => results(lua, v),
-                Err(e) => Err(mlua::Error::runtime(e.message)),
+                Err(e) => Err(mlua::Error::runtime(coded(lua, e))),
             }
         })
     }

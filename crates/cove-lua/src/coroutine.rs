@@ -222,7 +222,7 @@ pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Res
 /// room for 6 values.
 unsafe fn push_req(to: *mut ffi::lua_State, new: &NewReq<'_>) {
     let method_path = if new.with_method_path {
-        crate::request::method_path()
+        crate::req::method_path()
     } else {
         None
     };

@@ -1,5 +1,5 @@
 //! `db.*` (Hull §5). `query` and `exec` are Lua C functions that raise
-//! their failures at the caller's line (native.rs): through mlua's callback
+//! their failures at the caller's line (res.rs): through mlua's callback
 //! machinery and a Lua wrapper, converting the arguments and the result
 //! cost ~2.5k instructions per call. The batch steps are raw halves the
 //! prelude wraps.
@@ -12,6 +12,7 @@ use mlua::{ffi, Function, Lua, Table, Value};
 use cove_db::{Db, DbError, Dialect, Origin, Value as DbValue};
 
 use crate::bind::{db_cell, run_returning, type_name};
+use crate::error::coded;
 use crate::globals::{fail, Outcome};
 use crate::stack::stack_bytes;
 use crate::vm::unlimited_raw;
@@ -63,7 +64,7 @@ unsafe fn params(state: *mut ffi::lua_State, idx: c_int) -> Result<Vec<DbValue>,
 }
 
 /// Who runs a statement: the app's `db` or the stdlib's (the `db` a stdlib
-/// module sees, require.rs). Decided by which function was called, before
+/// module sees, modules.rs). Decided by which function was called, before
 /// the statement runs.
 const fn origin_of(stdlib: bool) -> Origin {
     if stdlib {
@@ -140,7 +141,7 @@ unsafe fn lifted<const QUERY: bool, const STDLIB: bool>(
     })();
     result
         .map(|()| 1)
-        .map_err(|e| e.cap(&format!("{api} failed")).message)
+        .map_err(|e| coded(lua, e.cap(&format!("{api} failed"))))
 }
 
 fn batch_step(lua: &Lua, step: fn(&mut Db) -> Result<(), DbError>) -> mlua::Result<Outcome> {

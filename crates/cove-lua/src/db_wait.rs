@@ -13,6 +13,7 @@ use cove_core::{Job, JobOutput};
 use cove_db::{DbError, Origin, ResultSet, Row, Value as DbValue};
 
 use crate::bind::db_cell;
+use crate::error::coded;
 use crate::suspend::{output, slow_function, Start};
 
 /// The SQL and parameters of a call, as `api` names them in errors.
@@ -71,7 +72,7 @@ fn args(lua: &Lua, api: &str, args: &MultiValue) -> mlua::Result<(String, Vec<Db
 fn finish_query(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
     let set = match output::<Result<ResultSet, DbError>>(out) {
         Ok(Ok(set)) => set,
-        Ok(Err(e)) => return Ok(Err(e.cap("db.query failed").message)),
+        Ok(Err(e)) => return Ok(Err(coded(lua, e.cap("db.query failed")))),
         Err(msg) => return Ok(Err(msg)),
     };
     let names: Vec<&str> = set.columns.iter().map(String::as_str).collect();
@@ -89,11 +90,11 @@ fn finish_query(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, St
     Ok(Ok(MultiValue::from_iter([rows])))
 }
 
-fn finish_exec(_: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
+fn finish_exec(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>> {
     match output::<Result<(u64, Option<i64>), DbError>>(out) {
         // The INSERT's id is db.last_id() already (set as the answer came).
         Ok(Ok((changed, _))) => Ok(Ok(MultiValue::from_iter([Value::Integer(changed as i64)]))),
-        Ok(Err(e)) => Ok(Err(e.cap("db.exec failed").message)),
+        Ok(Err(e)) => Ok(Err(coded(lua, e.cap("db.exec failed")))),
         Err(msg) => Ok(Err(msg)),
     }
 }
@@ -106,7 +107,7 @@ pub(crate) fn add_raw(lua: &Lua, raw: &mlua::Table) -> mlua::Result<()> {
 }
 
 /// `db.query` and `db.exec` running their statements as `origin` (the
-/// app's, or the stdlib's: require.rs).
+/// app's, or the stdlib's: modules.rs).
 pub(crate) fn functions(lua: &Lua, origin: Origin) -> mlua::Result<(Function, Function)> {
     let query = slow_function(lua, move |lua, a| {
         let (sql, params) = args(lua, "db.query", &a)?;

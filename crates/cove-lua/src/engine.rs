@@ -16,10 +16,10 @@ use crate::bind::DbCell;
 use crate::coroutine::{Call, NewReq, RawRef};
 use crate::db;
 use crate::error::{describe, out_of_heap};
-use crate::request;
+use crate::req;
 use crate::suspend::{self, Run};
 use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
-use crate::{globals, require};
+use crate::{globals, modules};
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -72,20 +72,21 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Tabl
     globals::install_time(lua)?;
     globals::install_log(lua)?;
     crate::caps::install(lua)?;
+    crate::error::install_codes(lua)?;
     app_api::install(lua)?;
     let raw = lua.create_table()?;
     globals::add_raw(lua, &raw)?;
     db::add_raw(lua, &raw)?;
     raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;
     crate::budget::add_raw(lua, &raw)?;
-    raw.raw_set("require", require::require_fn(lua, lua.create_table()?)?)?;
-    raw.raw_set("res", crate::native::res_functions(lua)?)?;
-    request::add_raw(lua, &raw)?;
+    raw.raw_set("require", modules::require_fn(lua, lua.create_table()?)?)?;
+    raw.raw_set("res", crate::res::res_functions(lua)?)?;
+    req::add_raw(lua, &raw)?;
     let prelude = lua
         .load(PRELUDE)
         .set_name("=[cove]")
         .call::<(Function, Table, Table, Table)>(raw)?;
-    request::set_meta(lua, &prelude.2, &prelude.1)?;
+    req::set_meta(lua, &prelude.2, &prelude.1)?;
     // After the prelude: its own raw reads (of `req` tables, never query
     // results) keep Lua's functions.
     crate::rows::install(lua)?;
@@ -203,11 +204,11 @@ impl Engine for LuaEngine {
         let lua = &self.lua;
         if let Some(t) = &st.table {
             if !st.has_body && ex.req.body.is_some() {
-                unlimited(lua, || t.raw_set("body", request::body(lua, &ex.req)?)).map_err(
-                    |e| ScriptError {
+                unlimited(lua, || t.raw_set("body", req::body(lua, &ex.req)?)).map_err(|e| {
+                    ScriptError {
                         message: describe(&e),
-                    },
-                )?;
+                    }
+                })?;
             }
         }
         st.has_body = ex.req.body.is_some();
@@ -269,14 +270,14 @@ impl LuaEngine {
         st: &mut ReqState,
         f: impl FnOnce(&mut Exchange, &mut ReqState) -> R,
     ) -> R {
-        crate::native::begin(std::mem::take(&mut ex.res), self.csp.clone());
-        request::begin(&mut ex.req);
+        crate::res::begin(std::mem::take(&mut ex.res), self.csp.clone());
+        req::begin(&mut ex.req);
         let result = f(ex, st);
         if self.fill_req.get() {
-            request::fill_current(&self.lua, &self.current);
+            req::fill_current(&self.lua, &self.current);
         }
-        request::end(&mut ex.req);
-        if let Some(res) = crate::native::end() {
+        req::end(&mut ex.req);
+        if let Some(res) = crate::res::end() {
             ex.res = res;
         }
         self.with_db(|db| db.finish_call(&mut ex.turn));

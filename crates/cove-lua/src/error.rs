@@ -1,7 +1,71 @@
-//! Turning Lua errors into `file:line: message` text, and finding out which
-//! script line called into Rust.
+//! Turning Lua errors into `file:line: message` text, finding out which
+//! script line called into Rust, and the codes of capability errors.
+//!
+//! A Lua error stays the string Hull's API promises (apps `err:find(…)` it,
+//! the conformance suite checks `type(err) == "string"`), so a capability's
+//! code cannot ride on the error value. Instead each capability error
+//! raised keeps its code here by its message, and `err:code()` (a function
+//! added to the `string` table, so every other string method is looked up
+//! as fast as before) finds it: the code of one of the last [`KEPT`]
+//! capability errors this VM raised, or nil.
 
-use mlua::{Error, Lua};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+use mlua::{Error, Lua, Value};
+
+use cove_core::CapError;
+
+/// How many raised errors' codes a VM keeps.
+pub(crate) const KEPT: usize = 64;
+
+/// The codes of the capability errors raised lately, by message, newest last.
+#[derive(Default)]
+struct RecentCodes(RefCell<VecDeque<(String, &'static str)>>);
+
+/// `e`'s message, to raise; its code is kept for `err:code()`.
+pub(crate) fn coded(lua: &Lua, e: CapError) -> String {
+    if let Some(recent) = lua.app_data_ref::<RecentCodes>() {
+        let mut recent = recent.0.borrow_mut();
+        recent.retain(|(m, _)| *m != e.message);
+        if recent.len() == KEPT {
+            recent.pop_front();
+        }
+        recent.push_back((e.message.clone(), e.code));
+    }
+    e.message
+}
+
+/// `msg` without the `file:line: ` positions raising (and raising again)
+/// put before it.
+fn unlocated(mut msg: &str) -> &str {
+    while has_location(msg) {
+        msg = msg.split_once(": ").map_or(msg, |(_, rest)| rest);
+    }
+    msg
+}
+
+/// Install `string.code`: `err:code()` on a caught error string.
+pub(crate) fn install_codes(lua: &Lua) -> mlua::Result<()> {
+    lua.set_app_data(RecentCodes::default());
+    let code = lua.create_function(|lua, v: Value| {
+        let Value::String(s) = v else {
+            return Ok(Value::Nil);
+        };
+        let text = s.to_string_lossy();
+        let msg = unlocated(&text);
+        let found = lua.app_data_ref::<RecentCodes>().and_then(|recent| {
+            let recent = recent.0.borrow();
+            recent.iter().rev().find(|(m, _)| m == msg).map(|(_, c)| *c)
+        });
+        match found {
+            Some(c) => Ok(Value::String(lua.create_string(c)?)),
+            None => Ok(Value::Nil),
+        }
+    })?;
+    let string: mlua::Table = lua.globals().raw_get("string")?;
+    string.raw_set("code", code)
+}
 
 /// Chunk name (without `@`/`=`) of the function `level` frames up.
 pub(crate) fn chunk_of(lua: &Lua, level: usize) -> Option<String> {
@@ -91,6 +155,32 @@ mod tests {
         assert!(out_of_heap(&wrapped));
         assert!(out_of_heap(&Error::runtime("app.lua:3: not enough memory")));
         assert!(!out_of_heap(&Error::runtime("app.lua:3: boom")));
+    }
+
+    #[test]
+    fn codes_are_found_by_the_message_under_any_positions() {
+        let lua = Lua::new();
+        install_codes(&lua).unwrap();
+        let msg = coded(
+            &lua,
+            CapError::new("kv.bad_key", "kv.set: key must be a non-empty string"),
+        );
+        lua.globals().raw_set("MSG", msg).unwrap();
+        let codes: (String, String, Option<String>, Option<String>) = lua
+            .load(
+                "return (MSG):code(), ('app.lua:3: app.lua:9: ' .. MSG):code(), \
+                 ('app.lua:3: other'):code(), string.code(42)",
+            )
+            .eval()
+            .unwrap();
+        assert_eq!(codes.0, "kv.bad_key");
+        assert_eq!(codes.1, "kv.bad_key");
+        assert_eq!((codes.2, codes.3), (None, None));
+        for i in 0..KEPT {
+            coded(&lua, CapError::new("x.y", format!("other {i}")));
+        }
+        let gone: Option<String> = lua.load("return (MSG):code()").eval().unwrap();
+        assert_eq!(gone, None, "only the last {KEPT} are kept");
     }
 
     #[test]

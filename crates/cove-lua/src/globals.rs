@@ -16,7 +16,7 @@ pub(crate) fn fail(lua: &Lua, msg: impl AsRef<str>) -> mlua::Result<Outcome> {
 
 pub(crate) fn install_time(lua: &Lua) -> mlua::Result<()> {
     let t = lua.create_table()?;
-    crate::native::add_time(lua, &t)?;
+    crate::res::add_time(lua, &t)?;
     lua.globals().raw_set("time", t)
 }
 

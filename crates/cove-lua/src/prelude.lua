@@ -64,7 +64,7 @@ require = wrap(raw.require)
 local res = raw.res
 
 -- `req.method`, `req.path`, `req.query`, `req.params`, `req.headers` and
--- `req.ctx` come from `req_meta.__index` (request.rs), from the request of
+-- `req.ctx` come from `req_meta.__index` (req.rs), from the request of
 -- the call in progress: `current[1]`, set here for each call (by the
 -- engine for a request's only call, which skips `dispatch`) and by the
 -- engine when it resumes a suspended one. A table slot, not an upvalue: storing a new
@@ -75,7 +75,7 @@ local res = raw.res
 -- table has them.
 local current, fill, next = {}, raw.req_fill, next
 local req_meta = {
-  -- __index: set by the engine (request.rs).
+  -- __index: set by the engine (req.rs).
   __pairs = function(t)
     fill(t)
     return next, t, nil

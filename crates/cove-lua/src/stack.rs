@@ -155,8 +155,8 @@ impl Encoder {
             // Setting them allocates and may run the collector, which is
             // safe at any depth: every table above has been listed whole
             // (no `lua_next` is under way) and all it holds is on the stack.
-            Meta::Other if crate::request::is_req(state, idx) => {
-                crate::request::fill(state, idx);
+            Meta::Other if crate::req::is_req(state, idx) => {
+                crate::req::fill(state, idx);
             }
             _ => {}
         }

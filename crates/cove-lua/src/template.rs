@@ -448,7 +448,7 @@ impl LuaHost<'_> {
         // and, with the heap cap lifted, raises nothing.
         unsafe {
             ffi::lua_settop(self.state, -2);
-            if crate::request::fill_if_req(self.state, obj.idx) {
+            if crate::req::fill_if_req(self.state, obj.idx) {
                 return self.raw_field(obj, key);
             }
             ffi::lua_pushnil(self.state);
@@ -609,7 +609,7 @@ impl Host for LuaHost<'_> {
         self.plain(v);
         if self.reserve(4) {
             // SAFETY: `fill` keeps the stack and, uncapped, raises nothing.
-            unsafe { crate::request::fill_if_req(self.state, v.idx) };
+            unsafe { crate::req::fill_if_req(self.state, v.idx) };
         }
         let state = self.state;
         let mut out = Vec::new();

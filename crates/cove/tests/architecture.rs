@@ -97,3 +97,66 @@ fn the_layer_picture_matches_the_cargo_manifests() {
         );
     }
 }
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The files of the "Where `unsafe` lives" table, as listed.
+fn listed_unsafe_files() -> std::collections::BTreeSet<String> {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).expect("doc");
+    let table = doc
+        .split("<!-- unsafe-files")
+        .nth(1)
+        .expect("the unsafe-files table");
+    table
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| l.split('`').nth(1))
+        .filter(|f| f.starts_with("crates/"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn unsafe_lives_only_in_the_listed_files() {
+    let mut files = Vec::new();
+    for dir in ["crates", "bench"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    let allowing: std::collections::BTreeSet<String> = files
+        .iter()
+        // Shipped code: each crate's src/ (integration tests may poke).
+        .filter(|f| f.components().any(|c| c.as_os_str() == "src"))
+        .filter(|f| !f.components().any(|c| c.as_os_str() == "target"))
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .expect("read")
+                .contains("allow(unsafe_code)")
+        })
+        .map(|f| {
+            f.strip_prefix(root())
+                .expect("under the root")
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect();
+    let listed = listed_unsafe_files();
+    let unlisted: Vec<_> = allowing.difference(&listed).collect();
+    let stale: Vec<_> = listed.difference(&allowing).collect();
+    assert!(
+        unlisted.is_empty() && stale.is_empty(),
+        "docs/architecture.md \"Where `unsafe` lives\" is out of date:\n  \
+         allow unsafe_code but are not listed: {unlisted:?}\n  \
+         listed but allow no unsafe_code: {stale:?}"
+    );
+}

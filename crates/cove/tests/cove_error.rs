@@ -1,6 +1,7 @@
 //! JavaScript sees a capability's failure as a `CoveError` (an `Error`)
 //! with a stable `code`, its message and printing unchanged; argument
-//! mistakes stay `TypeError`s. (Lua's errors stay strings: Hull's API.)
+//! mistakes stay `TypeError`s. (Lua: strings with `err:code()`; both in
+//! conformance/specs/errors.toml.)
 
 use serde_json::{json, Value};
 

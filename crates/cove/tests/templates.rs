@@ -70,7 +70,7 @@ fn runtimes_differ_where_their_apps_expect_it() {
 }
 
 /// A `req` handed to a template shows every field, those built on first
-/// read (crates/cove-lua/src/request.rs) too.
+/// read (crates/cove-lua/src/req.rs) too.
 #[test]
 fn templates_read_every_request_field() {
     for ext in ["lua", "js"] {

@@ -1,8 +1,8 @@
 //! `hull:time`, `hull:env`, `hull:log` (Lua globals), `hull:template`
 //! (Lua `require("hull.template")`, no global) and `hull:smtp` (Lua global).
 //! Bindings: env and smtp through the capability table (crate::cap, each
-//! runtime's caps.rs); crates/cove-lua/src/native.rs (time), globals.rs
-//! (log), template.rs; crates/cove-js/src/native.rs, prelude.js,
+//! runtime's caps.rs); crates/cove-lua/src/res.rs (time), globals.rs
+//! (log), template.rs; crates/cove-js/src/globals.rs, prelude.js,
 //! template.rs.
 
 use super::types::{f, f_opt, TypeDef};

@@ -43,6 +43,11 @@ pub(super) fn library() -> Vec<Generated> {
             });
         }
     }
+    // Cove's one addition to a Lua library (crates/cove-lua/src/error.rs).
+    globals.push_str(
+        "---The code of a Cove capability error caught by `pcall` (`\"db.constraint\"`), or nil for any other string\n\
+         ---@param s string\n---@return string?\nfunction string.code(s) end\n",
+    );
     files.insert(
         0,
         Generated {

@@ -144,7 +144,7 @@ pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Resu
     let time = Object::new(ctx.clone())?;
     install(&time, &TIME_METHODS, time_entry)?;
     raw.set("time", time)?;
-    raw.set("reqGetters", crate::request::getters(ctx)?)?;
+    raw.set("reqGetters", crate::req::getters(ctx)?)?;
     add_log(&raw)?;
     crate::db::add(&raw, host)?;
     raw.set("resProto", crate::response::prototype(ctx)?)?;
