@@ -73,6 +73,9 @@ struct Owned {
     raw: *mut qjs::JSContext,
     rows: Vec<qjs::JSValue>,
     atoms: Vec<qjs::JSAtom>,
+    /// Per column, the string value of the last row (a reference of ours;
+    /// `JS_NULL` if none): a row whose text is the same reuses it.
+    last: Vec<qjs::JSValue>,
 }
 
 impl Owned {
@@ -87,6 +90,10 @@ impl Owned {
 impl Drop for Owned {
     fn drop(&mut self) {
         self.free_rows();
+        for v in self.last.drain(..) {
+            // SAFETY: each kept string holds one reference, ours.
+            unsafe { crate::layout::free(self.raw, v) };
+        }
         // SAFETY: each atom holds one reference, ours.
         unsafe {
             for a in self.atoms.drain(..) {
@@ -125,6 +132,27 @@ fn column(ctx: &Ctx<'_>, v: ValueRef<'_>) -> rquickjs::Result<qjs::JSValue> {
     })
 }
 
+/// A new reference to the JS string of a text column: `last` (the
+/// column's string in the row before) again when it has the same text,
+/// else a new string, kept in `last` for the next row. Columns often
+/// repeat a value from row to row (a status, a path, a time), and one
+/// string shared costs no allocation and no conversion.
+#[inline]
+fn text(ctx: &Ctx<'_>, t: &[u8], last: &mut qjs::JSValue) -> rquickjs::Result<qjs::JSValue> {
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: `last` is a live string we hold (or JS_NULL), read only
+    // while held; strings never change.
+    unsafe {
+        if crate::layout::ascii_bytes(*last) == Some(t) {
+            return Ok(crate::layout::dup(raw, *last));
+        }
+        let v = column(ctx, ValueRef::Text(t))?;
+        crate::layout::free(raw, *last);
+        *last = crate::layout::dup(raw, v);
+        Ok(v)
+    }
+}
+
 /// `db.query`: the rows as an array of objects. Each row is built with
 /// `JS_SetProperty` on raw atoms and the array in one `JS_NewArrayFrom`:
 /// through rquickjs's typed setters each property and array element cost
@@ -141,6 +169,7 @@ fn query<'js>(
         raw,
         rows: Vec::new(),
         atoms: Vec::new(),
+        last: Vec::new(),
     };
     let mut js_error = None;
     let result = {
@@ -159,6 +188,7 @@ fn query<'js>(
                         }
                         owned.atoms.push(atom);
                     }
+                    owned.last = vec![qjs::JS_NULL; owned.atoms.len()];
                 }
                 // SAFETY: a new object, owned by `owned` at once.
                 let obj = unsafe { qjs::JS_NewObject(raw) };
@@ -166,8 +196,11 @@ fn query<'js>(
                     return Err(rquickjs::Error::Exception);
                 }
                 owned.rows.push(obj);
-                for (i, &atom) in owned.atoms.iter().enumerate() {
-                    let v = column(ctx, row.get(i))?;
+                for (i, (&atom, last)) in owned.atoms.iter().zip(&mut owned.last).enumerate() {
+                    let v = match row.get(i) {
+                        ValueRef::Text(t) => text(ctx, t, last)?,
+                        v => column(ctx, v)?,
+                    };
                     // SAFETY: JS_SetProperty takes over `v`'s reference.
                     if unsafe { qjs::JS_SetProperty(raw, obj, atom, v) } < 0 {
                         return Err(rquickjs::Error::Exception);

@@ -46,6 +46,9 @@ struct Encoder<'a, 'js> {
     /// The last known shape looked up, and its members: the rows of an
     /// array share one shape, so they share one lookup.
     last_known: Option<(usize, Rc<[Member]>)>,
+    /// A known shape (0: none) whose prototype was found standard and
+    /// without `toJSON` in this encode.
+    clean_shape: usize,
 }
 
 /// Where this thread's context keeps `Object.prototype` and
@@ -117,8 +120,24 @@ impl Encoder<'_, '_> {
     }
 
     fn value(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
-        // SAFETY: reading the tag and payload of a live value.
+        // SAFETY: reading the tag of a live value.
         let tag = unsafe { qjs::JS_VALUE_GET_TAG(raw) };
+        match tag {
+            qjs::JS_TAG_INT | qjs::JS_TAG_FLOAT64 | qjs::JS_TAG_BOOL | qjs::JS_TAG_NULL => {
+                self.scalar(tag, raw);
+            }
+            qjs::JS_TAG_UNDEFINED | qjs::JS_TAG_SYMBOL => return Ok(Step::Skip),
+            qjs::JS_TAG_STRING | qjs::JS_TAG_STRING_ROPE => return self.string(raw),
+            qjs::JS_TAG_OBJECT => return self.object(raw),
+            _ => return Ok(Step::Unsupported),
+        }
+        Ok(Step::Written)
+    }
+
+    /// Write a number, boolean or null (`tag` is one of theirs).
+    #[inline(always)]
+    fn scalar(&mut self, tag: i32, raw: qjs::JSValue) {
+        // SAFETY: reading the payload of a live value of this tag.
         match tag {
             qjs::JS_TAG_INT => {
                 let n = unsafe { qjs::JS_VALUE_GET_INT(raw) };
@@ -138,13 +157,36 @@ impl Encoder<'_, '_> {
                 self.out
                     .extend_from_slice(if b { b"true" } else { b"false" });
             }
-            qjs::JS_TAG_NULL => self.out.extend_from_slice(b"null"),
-            qjs::JS_TAG_UNDEFINED | qjs::JS_TAG_SYMBOL => return Ok(Step::Skip),
-            qjs::JS_TAG_STRING | qjs::JS_TAG_STRING_ROPE => return self.string(raw),
-            qjs::JS_TAG_OBJECT => return self.object(raw),
-            _ => return Ok(Step::Unsupported),
+            _ => self.out.extend_from_slice(b"null"),
         }
-        Ok(Step::Written)
+    }
+
+    /// Write `prefix` and then `v`, if `v` is a number, boolean, null or a
+    /// string read in place: values whose writing runs no script, so they
+    /// need no reference of their own while written. False, with nothing
+    /// written, for any other value.
+    #[inline(always)]
+    fn primitive(&mut self, prefix: &[u8], v: qjs::JSValue) -> bool {
+        // SAFETY: reading the tag of a live value.
+        let tag = unsafe { qjs::JS_VALUE_GET_TAG(v) };
+        match tag {
+            qjs::JS_TAG_INT | qjs::JS_TAG_FLOAT64 | qjs::JS_TAG_BOOL | qjs::JS_TAG_NULL => {
+                append(self.out, prefix);
+                self.scalar(tag, v);
+                true
+            }
+            // SAFETY: `v` is live while it is written (nothing runs meanwhile).
+            qjs::JS_TAG_STRING => match unsafe { crate::layout::ascii_bytes(v) } {
+                Some(bytes) => {
+                    append(self.out, prefix);
+                    // ASCII is UTF-8: always written.
+                    write_utf8(self.out, bytes);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
     }
 
     fn string(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
@@ -173,8 +215,13 @@ impl Encoder<'_, '_> {
     /// Whether `obj` may have a `toJSON` method. Objects straight from
     /// `Object.prototype`/`Array.prototype` (checked once per encode) only if
     /// they have their own (seen while listing their keys); others are
-    /// looked up along their prototype chain.
-    fn inherits_to_json(&mut self, obj: qjs::JSValue, class: u32) -> rquickjs::Result<bool> {
+    /// looked up along their prototype chain. Also whether `obj`'s
+    /// prototype is the standard one.
+    fn inherits_to_json(
+        &mut self,
+        obj: qjs::JSValue,
+        class: u32,
+    ) -> rquickjs::Result<(bool, bool)> {
         // SAFETY: the prototype of a live object; the result is owned.
         let proto = self.owned(unsafe { qjs::JS_GetPrototype(self.raw, obj) })?;
         let proto_ptr = unsafe { qjs::JS_VALUE_GET_PTR(proto.v) } as usize;
@@ -190,12 +237,12 @@ impl Encoder<'_, '_> {
                 (ptr == proto_ptr).then_some(slot)
             });
         let Some(slot) = standard else {
-            return self.has_to_json(obj);
+            return Ok((self.has_to_json(obj)?, false));
         };
         if self.clean[slot].is_none() {
             self.clean[slot] = Some(!self.has_to_json(proto.v)?);
         }
-        Ok(self.clean[slot] == Some(false))
+        Ok((self.clean[slot] == Some(false), true))
     }
 
     fn has_to_json(&self, obj: qjs::JSValue) -> rquickjs::Result<bool> {
@@ -213,14 +260,30 @@ impl Encoder<'_, '_> {
             let is_fn = unsafe { qjs::JS_IsFunction(self.raw, raw) };
             return Ok(if is_fn { Step::Skip } else { Step::Unsupported });
         }
-        if self.depth >= MAX_DEPTH || self.inherits_to_json(raw, class)? {
+        if self.depth >= MAX_DEPTH {
             return Ok(Step::Unsupported);
         }
+        // A plain object of a known shape whose prototype (the shape's)
+        // was found standard and clean in this encode: the rows of an
+        // array after the first skip the prototype lookup.
+        // SAFETY: `raw` is a live plain object.
+        let checked = class == CLASS_OBJECT
+            && self.clean_shape != 0
+            && unsafe { crate::layout::shape_of(raw) } == Some(self.clean_shape);
+        let standard = if checked {
+            true
+        } else {
+            let (inherits, standard) = self.inherits_to_json(raw, class)?;
+            if inherits {
+                return Ok(Step::Unsupported);
+            }
+            standard
+        };
         self.depth += 1;
         let step = if class == CLASS_ARRAY {
             self.array(raw)
         } else {
-            self.members(raw)
+            self.members(raw, standard)
         };
         self.depth -= 1;
         step
@@ -248,10 +311,17 @@ impl Encoder<'_, '_> {
         Ok(Step::Written)
     }
 
-    fn members(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
+    /// A plain object's members; `standard`: its prototype is the
+    /// standard one, without `toJSON`.
+    fn members(&mut self, raw: qjs::JSValue, standard: bool) -> rquickjs::Result<Step> {
         // SAFETY: `raw` is a live plain object.
         let shape = unsafe { crate::layout::shape_of(raw) };
         if let Some((shape, known)) = shape.and_then(|s| Some((s, self.known_shape(s)?))) {
+            // A known shape is kept for the runtime's life: its address
+            // names no other shape meanwhile, and its prototype is fixed.
+            if standard {
+                self.clean_shape = shape;
+            }
             return self.known_members(raw, shape, &known);
         }
         let mut tab = std::ptr::null_mut();
@@ -322,10 +392,6 @@ impl Encoder<'_, '_> {
         self.out.push(b'{');
         let mut first = true;
         for (i, m) in known.iter().enumerate() {
-            let cached = |e: &mut Self| {
-                append(e.out, &m.json);
-                Ok(true)
-            };
             // Encoding a member may call a getter further down that changes
             // `raw` itself: a property deleted (its slots compacted, the
             // array shrunk), added, or made an accessor (its slot then
@@ -333,25 +399,52 @@ impl Encoder<'_, '_> {
             // with each, so it is checked before every slot read; once it
             // changed, the rest are read by name, as JSON.stringify reads
             // the keys it listed at the start (issue 38).
-            // SAFETY: `raw` is a live object.
-            let same = unsafe { crate::layout::shape_of(raw) } == Some(shape);
-            // SAFETY: while the object has a kept shape, its entries are
-            // plain data properties, in `known`'s order. The value is
-            // dup'd: encoding it may call a getter further down, which
-            // could replace it in `raw`.
-            let read = |e: &Self| match same.then(|| unsafe { crate::layout::slot(raw, i) }) {
-                Some(Some(v)) => Ok(Owned {
-                    raw: e.raw,
-                    v: unsafe { crate::layout::dup(e.raw, v) },
-                }),
-                _ => e.get(raw, m.atom),
-            };
-            if !self.member(&mut first, cached, read)? {
+            // SAFETY: `raw` is a live object; while it has the kept shape,
+            // its entries are plain data properties, in `known`'s order.
+            let slot = unsafe { crate::layout::slot_of_shape(raw, shape, i) };
+            // A primitive is written at once, without a reference: nothing
+            // runs while it is.
+            if let Some(v) = slot {
+                if self.primitive(m.prefix(first), v) {
+                    first = false;
+                    continue;
+                }
+            }
+            if !self.known_member(raw, slot, m, &mut first)? {
                 return Ok(Step::Unsupported);
             }
         }
         self.out.push(b'}');
         Ok(Step::Written)
+    }
+
+    /// Member `m` of `raw` (an object of a known shape) that is not a
+    /// primitive read from its slot: `slot` is its value if it was read
+    /// from the slot, else it is read by name. False if the value is not
+    /// ours to write.
+    #[inline(never)]
+    fn known_member(
+        &mut self,
+        raw: qjs::JSValue,
+        slot: Option<qjs::JSValue>,
+        m: &Member,
+        first: &mut bool,
+    ) -> rquickjs::Result<bool> {
+        let cached = |e: &mut Self| {
+            append(e.out, m.json());
+            Ok(true)
+        };
+        // The value is dup'd: encoding it may call a getter further down,
+        // which could replace it in `raw`.
+        let read = |e: &Self| match slot {
+            // SAFETY: `v` is live (read from `raw` just now).
+            Some(v) => Ok(Owned {
+                raw: e.raw,
+                v: unsafe { crate::layout::dup(e.raw, v) },
+            }),
+            None => e.get(raw, m.atom),
+        };
+        self.member(first, cached, read)
     }
 
     /// Property `atom` of `obj`, owned.
@@ -417,6 +510,7 @@ pub(crate) fn encode<'js>(
         protos: PROTOS.with(|p| p.get()),
         clean: [None; 2],
         last_known: None,
+        clean_shape: 0,
     };
     Ok(match enc.value(v.as_raw())? {
         Step::Written => true,

@@ -15,7 +15,7 @@
 //! Property slots. The object's `JSProperty` array follows the shape
 //! pointer (32 bytes in), one 16-byte slot per entry of the shape, a plain
 //! data property's slot holding its `JSValue`. For an object of a kept shape
-//! (shapes.rs: plain data properties, in a known order) [`slot`] reads a
+//! (shapes.rs: plain data properties, in a known order) [`slot_of_shape`] reads a
 //! member where `JS_GetProperty` would look its name up in the shape again.
 //!
 //! Reference counts. The QuickJS that rquickjs bundles keeps a counted
@@ -182,15 +182,21 @@ unsafe fn slot_at(obj: qjs::JSValue, i: usize) -> qjs::JSValue {
     *props.add(i)
 }
 
-/// Property `i` of an object of a kept shape (shapes.rs), not owned: the
+/// Property `i` of `obj` while it has `shape` (an address [`shape_of`]
+/// returned for an object of a kept shape, shapes.rs), not owned: the
 /// caller dups it before anything can run that might replace it; `None` if
-/// the layout is unknown.
+/// the shape changed or the layout is unknown.
 ///
 /// # Safety
-/// `obj` is a live object whose shape's entry `i` is a plain data property.
-#[inline]
-pub(crate) unsafe fn slot(obj: qjs::JSValue, i: usize) -> Option<qjs::JSValue> {
-    SLOTS_KNOWN.load(Ordering::Relaxed).then(|| slot_at(obj, i))
+/// `obj` is a live object; objects of `shape` have a plain data property
+/// at entry `i`.
+#[inline(always)]
+pub(crate) unsafe fn slot_of_shape(
+    obj: qjs::JSValue,
+    shape: usize,
+    i: usize,
+) -> Option<qjs::JSValue> {
+    (SLOTS_KNOWN.load(Ordering::Relaxed) && shape_word(obj) == shape).then(|| slot_at(obj, i))
 }
 
 /// The pointer-sized word where a `JSObject` keeps its shape.

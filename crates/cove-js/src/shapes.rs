@@ -76,10 +76,25 @@ pub(crate) struct Keepers {
 type ParamList = (Box<[Box<str>]>, Box<[qjs::JSAtom]>);
 
 /// A property of a known shape: its atom (held by `Keepers::lists`) and
-/// its name as a JSON string.
+/// its name as a JSON string, written as `,"name":` (the comma left off
+/// for the first member written).
 pub(crate) struct Member {
     pub(crate) atom: qjs::JSAtom,
-    pub(crate) json: Box<[u8]>,
+    pub(crate) prefix: Box<[u8]>,
+}
+
+impl Member {
+    /// The name as a JSON string.
+    pub(crate) fn json(&self) -> &[u8] {
+        &self.prefix[1..self.prefix.len() - 1]
+    }
+
+    /// The name as written before its value: `,"name":`, or without the
+    /// comma when `first`.
+    #[inline]
+    pub(crate) fn prefix(&self, first: bool) -> &[u8] {
+        &self.prefix[usize::from(first)..]
+    }
 }
 
 // SAFETY: Keepers holds no `'js` values, only raw references it frees itself.
@@ -248,9 +263,15 @@ fn know(raw: *mut qjs::JSContext, keepers: &Keepers, shape: usize, atoms: &[qjs:
             let json = (!to_json).then(|| atom_json(raw, atom)).flatten()?;
             let digits = &json[1..json.len() - 1];
             let index = !digits.is_empty() && digits.iter().all(u8::is_ascii_digit);
-            (!index).then(|| Member {
-                atom,
-                json: json.into(),
+            (!index).then(|| {
+                let mut prefix = Vec::with_capacity(json.len() + 2);
+                prefix.push(b',');
+                prefix.extend_from_slice(&json);
+                prefix.push(b':');
+                Member {
+                    atom,
+                    prefix: prefix.into(),
+                }
             })
         })
         .collect();

@@ -259,3 +259,34 @@ fn r38_repeated_column_names_keep_the_rows_shape() {
         }
     });
 }
+
+/// A text column whose value repeats from row to row shares one string
+/// (db.rs `text`): the rows still read, change and serialize as their own
+/// values, over runs of equal, different, empty, non-ASCII and not-UTF-8
+/// text, and text after a number in the same column.
+#[test]
+fn repeated_text_reads_as_its_values() {
+    let app = TestApp::load(APP);
+    app.with(|ctx| {
+        let sql = "SELECT * FROM (VALUES ('/', 'a'), ('/', 'a'), ('/b', 'é'), ('/b', 'é'), \
+                   ('', ''), ('', ''), (1, '/'), ('1', '/'), \
+                   ('/', CAST(x'ff' AS TEXT)), ('/', CAST(x'ff' AS TEXT)), ('/', 'a'))";
+        let want = r#"[{"column1":"/","column2":"a"},{"column1":"/","column2":"a"},{"column1":"/b","column2":"é"},{"column1":"/b","column2":"é"},{"column1":"","column2":""},{"column1":"","column2":""},{"column1":1,"column2":"/"},{"column1":"1","column2":"/"},{"column1":"/","column2":"�"},{"column1":"/","column2":"�"},{"column1":"/","column2":"a"}]"#;
+        for _ in 0..2 {
+            let rows = eval(ctx, &format!("db.query(\"{sql}\")"));
+            assert_eq!(ours(ctx, &rows).as_deref(), Some(want));
+            assert_eq!(stringify(ctx, rows).ok().flatten().as_deref(), Some(want));
+        }
+        let changed = eval(
+            ctx,
+            &format!(
+                "(() => {{ const r = db.query(\"{sql}\"); r[0].column1 += 'x'; \
+                 return [r[0].column1, r[1].column1, r[1].column1 === r[10].column1]; }})()"
+            ),
+        );
+        assert_eq!(
+            stringify(ctx, changed).ok().flatten().as_deref(),
+            Some(r#"["/x","/",true]"#)
+        );
+    });
+}
