@@ -101,7 +101,7 @@ fn install<'js>(
     host: &Rc<Host>,
     shared: &Shared,
 ) -> rquickjs::Result<(Object<'js>, Object<'js>)> {
-    crate::jsonenc::register_protos(ctx)?;
+    crate::json::register_protos(ctx)?;
     crate::shapes::init(ctx, &crate::req::FIELDS)?;
     let raw = crate::globals::raw_object(ctx, host)?;
     let opts = {

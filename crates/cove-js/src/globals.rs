@@ -147,6 +147,6 @@ pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Resu
     raw.set("reqGetters", crate::req::getters(ctx)?)?;
     add_log(&raw)?;
     crate::db::add(&raw, host)?;
-    raw.set("resProto", crate::response::prototype(ctx)?)?;
+    raw.set("resProto", crate::res::prototype(ctx)?)?;
     Ok(raw)
 }

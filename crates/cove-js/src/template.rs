@@ -502,7 +502,7 @@ impl Host for JsHost<'_, '_> {
         // SAFETY: the Value takes over a new reference.
         let value =
             unsafe { Value::from_raw(self.ctx.clone(), JsVal::dup(self.raw, v.v).into_raw()) };
-        match crate::jsonenc::encode(self.ctx, &value, out) {
+        match crate::json::encode(self.ctx, &value, out) {
             Ok(true) => return Ok(()),
             Ok(false) => out.clear(),
             Err(_) => return Err(exception_text(&self.ctx.catch())),

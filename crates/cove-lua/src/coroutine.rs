@@ -13,6 +13,7 @@ use std::ffi::c_int;
 
 use mlua::{ffi, Lua, Table, Value};
 
+use crate::view::{view, View};
 use crate::vm::unlimited;
 
 /// A value the registry keeps by a raw reference (`luaL_ref`): pushing it
@@ -320,12 +321,10 @@ unsafe fn flow_value(thread: *mut ffi::lua_State, n: c_int) -> Value {
         return Value::Nil;
     }
     let idx = -n;
-    match ffi::lua_type(thread, idx) {
-        ffi::LUA_TBOOLEAN => Value::Boolean(ffi::lua_toboolean(thread, idx) != 0),
-        ffi::LUA_TNUMBER if ffi::lua_isinteger(thread, idx) != 0 => {
-            Value::Integer(ffi::lua_tointegerx(thread, idx, std::ptr::null_mut()))
-        }
-        ffi::LUA_TNUMBER => Value::Number(ffi::lua_tonumberx(thread, idx, std::ptr::null_mut())),
+    match view(thread, idx) {
+        View::Bool(b) => Value::Boolean(b),
+        View::Int(n) => Value::Integer(n),
+        View::Float(f) => Value::Number(f),
         _ => Value::Nil,
     }
 }

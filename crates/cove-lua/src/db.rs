@@ -14,7 +14,7 @@ use cove_db::{Db, DbError, Dialect, Origin, Value as DbValue};
 use crate::bind::{db_cell, run_returning, type_name};
 use crate::error::coded;
 use crate::globals::{fail, Outcome};
-use crate::stack::stack_bytes;
+use crate::view::{of_type, stack_bytes, View};
 use crate::vm::unlimited_raw;
 
 /// The parameters at stack index `idx` (absolute): nil, none, or an array.
@@ -38,23 +38,15 @@ unsafe fn params(state: *mut ffi::lua_State, idx: c_int) -> Result<Vec<DbValue>,
     let mut out = Vec::with_capacity(n);
     for i in 1..=n {
         let t = ffi::lua_rawgeti(state, idx, i as ffi::lua_Integer);
-        let value = match t {
-            ffi::LUA_TNIL => Ok(DbValue::Null),
-            ffi::LUA_TBOOLEAN => Ok(DbValue::Integer(i64::from(
-                ffi::lua_toboolean(state, -1) != 0,
-            ))),
-            ffi::LUA_TNUMBER if ffi::lua_isinteger(state, -1) != 0 => Ok(DbValue::Integer(
-                ffi::lua_tointegerx(state, -1, std::ptr::null_mut()),
-            )),
-            ffi::LUA_TNUMBER => Ok(DbValue::Real(ffi::lua_tonumberx(
-                state,
-                -1,
-                std::ptr::null_mut(),
-            ))),
-            ffi::LUA_TSTRING => Ok(DbValue::Text(stack_bytes(state, -1).to_vec())),
+        let value = match of_type(state, -1, t) {
+            View::Nil => Ok(DbValue::Null),
+            View::Bool(b) => Ok(DbValue::Integer(i64::from(b))),
+            View::Int(n) => Ok(DbValue::Integer(n)),
+            View::Float(f) => Ok(DbValue::Real(f)),
+            View::Str(bytes) => Ok(DbValue::Text(bytes.to_vec())),
             other => Err(format!(
                 "parameter {i} is a {}; pass strings, numbers, booleans or nil",
-                type_name(other)
+                other.type_name()
             )),
         };
         ffi::lua_settop(state, -2);

@@ -24,6 +24,7 @@ mod template;
 pub mod testing;
 #[cfg(test)]
 mod tests;
+mod view;
 mod vm;
 
 pub use engine::{LuaApp, LuaConfig, LuaEngine};

@@ -19,8 +19,9 @@ use mlua::{ffi, Lua, Table};
 use cove_caps::{time, Csp};
 use cove_core::Response;
 
-use crate::bind::{run_returning, type_name};
-use crate::stack::{encode_at, stack_bytes};
+use crate::bind::run_returning;
+use crate::stack::encode_at;
+use crate::view::{view, View};
 
 struct Current {
     res: Response,
@@ -77,27 +78,19 @@ unsafe fn status_arg(
     api: &str,
 ) -> Result<Option<i64>, String> {
     let bad = |what: String| format!("res:{api}: status must be an integer, got {what}");
-    match ffi::lua_type(state, idx) {
-        ffi::LUA_TNIL | ffi::LUA_TNONE => Ok(None),
-        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, idx) != 0 => {
-            Ok(Some(ffi::lua_tointegerx(state, idx, std::ptr::null_mut())))
-        }
-        ffi::LUA_TNUMBER => {
-            let f = ffi::lua_tonumberx(state, idx, std::ptr::null_mut());
-            if f.fract() == 0.0 && f.abs() < 1e15 {
-                Ok(Some(f as i64))
-            } else {
-                Err(bad(f.to_string()))
-            }
-        }
-        ffi::LUA_TSTRING => {
-            let text = String::from_utf8_lossy(stack_bytes(state, idx)).into_owned();
+    match view(state, idx) {
+        View::Nil => Ok(None),
+        View::Int(n) => Ok(Some(n)),
+        View::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => Ok(Some(f as i64)),
+        View::Float(f) => Err(bad(f.to_string())),
+        View::Str(bytes) => {
+            let text = String::from_utf8_lossy(bytes).into_owned();
             text.trim()
                 .parse()
                 .map(Some)
                 .map_err(|_| bad(format!("{text:?}")))
         }
-        t => Err(bad(type_name(t).to_string())),
+        other => Err(bad(other.type_name().to_string())),
     }
 }
 
@@ -108,20 +101,14 @@ unsafe fn text_arg(
     api: &str,
     what: &str,
 ) -> Result<Vec<u8>, String> {
-    match ffi::lua_type(state, idx) {
-        ffi::LUA_TNIL | ffi::LUA_TNONE => Ok(Vec::new()),
-        ffi::LUA_TSTRING => Ok(stack_bytes(state, idx).to_vec()),
-        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, idx) != 0 => {
-            Ok(ffi::lua_tointegerx(state, idx, std::ptr::null_mut())
-                .to_string()
-                .into_bytes())
-        }
-        ffi::LUA_TNUMBER => Ok(ffi::lua_tonumberx(state, idx, std::ptr::null_mut())
-            .to_string()
-            .into_bytes()),
-        t => Err(format!(
+    match view(state, idx) {
+        View::Nil => Ok(Vec::new()),
+        View::Str(bytes) => Ok(bytes.to_vec()),
+        View::Int(n) => Ok(n.to_string().into_bytes()),
+        View::Float(f) => Ok(f.to_string().into_bytes()),
+        other => Err(format!(
             "res:{api}: {what} must be a string, got {}",
-            type_name(t)
+            other.type_name()
         )),
     }
 }

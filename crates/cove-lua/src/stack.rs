@@ -20,6 +20,7 @@ use cove_core::Room;
 
 use crate::layout::{self, Scalar};
 use crate::rows::Meta;
+use crate::view::{stack_bytes, view, View};
 
 /// Deepest table nesting `json.encode` accepts.
 const MAX_DEPTH: usize = 128;
@@ -65,17 +66,6 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Option<Encoder>> = const { std::cell::Cell::new(None) };
 }
 
-/// The bytes of the string at `idx`; callers check the type first (on a
-/// number `lua_tolstring` would convert in place, which allocates).
-pub(crate) unsafe fn stack_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
-    let mut len = 0usize;
-    let ptr = ffi::lua_tolstring(state, idx, &mut len);
-    if ptr.is_null() {
-        return &[];
-    }
-    std::slice::from_raw_parts(ptr as *const u8, len)
-}
-
 /// One output buffer for the whole value. An object's keys and values stay
 /// on the Lua stack while its keys are sorted, so nothing is staged or copied.
 #[derive(Default)]
@@ -110,24 +100,14 @@ impl Encoder {
         depth: usize,
     ) -> Result<(), JsonError> {
         let out = &mut self.buf;
-        match ffi::lua_type(state, idx) {
-            ffi::LUA_TNIL => out.extend_from_slice(b"null"),
-            ffi::LUA_TBOOLEAN => {
-                let b = ffi::lua_toboolean(state, idx) != 0;
-                out.extend_from_slice(if b { b"true" } else { b"false" });
-            }
-            ffi::LUA_TNUMBER => {
-                if ffi::lua_isinteger(state, idx) != 0 {
-                    write_int(out, ffi::lua_tointegerx(state, idx, std::ptr::null_mut()));
-                } else {
-                    write_float(out, ffi::lua_tonumberx(state, idx, std::ptr::null_mut()))?;
-                }
-            }
-            ffi::LUA_TSTRING => write_string(out, stack_bytes(state, idx)),
-            ffi::LUA_TTABLE => self.table(state, idx, depth + 1)?,
-            ffi::LUA_TFUNCTION => return Err(JsonError::Unsupported("function")),
-            ffi::LUA_TTHREAD => return Err(JsonError::Unsupported("coroutine")),
-            _ => return Err(JsonError::Unsupported("userdata")),
+        match view(state, idx) {
+            View::Nil => out.extend_from_slice(b"null"),
+            View::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            View::Int(n) => write_int(out, n),
+            View::Float(f) => write_float(out, f)?,
+            View::Str(bytes) => write_string(out, bytes),
+            View::Table => self.table(state, idx, depth + 1)?,
+            other => return Err(JsonError::Unsupported(other.type_name())),
         }
         Ok(())
     }

@@ -160,3 +160,24 @@ fn unsafe_lives_only_in_the_listed_files() {
          listed but allow no unsafe_code: {stale:?}"
     );
 }
+
+/// Files both binding crates have under the same name, for the same job.
+const MIRRORED: &[&str] = &[
+    "bind", "caps", "db", "engine", "error", "globals", "json", "layout", "modules", "req", "res",
+    "template", "testing", "vm",
+];
+
+#[test]
+fn the_bindings_mirror_their_file_names() {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).expect("doc");
+    for name in MIRRORED {
+        for krate in ["cove-lua", "cove-js"] {
+            let file = root().join(format!("crates/{krate}/src/{name}.rs"));
+            assert!(file.is_file(), "{krate} has no {name}.rs");
+        }
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "architecture.md names `{name}`"
+        );
+    }
+}

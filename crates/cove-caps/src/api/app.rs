@@ -1,7 +1,7 @@
 //! `hull:app` (Lua global `app`): routes, middleware and the manifest, and
 //! the objects every handler gets, `req` ([`REQUEST`]) and `res`
 //! ([`RESPONSE`]). Bindings: crates/cove-lua/src/app_api.rs, req.rs, res.rs;
-//! crates/cove-js/src/prelude.js, req.rs, response.rs.
+//! crates/cove-js/src/prelude.js, req.rs, res.rs.
 
 use super::types::{f, f_opt, Field, TypeDef};
 use super::{opt, p, Module, Sig, Ty};

@@ -1,5 +1,5 @@
 //! Differential property tests of the hand-written `unsafe` paths (issue
-//! 38): `res.json`'s serializer (jsonenc.rs, with the kept shapes of
+//! 38): `res.json`'s serializer (json.rs, with the kept shapes of
 //! shapes.rs and the slots layout.rs reads), `db.query`'s row objects and
 //! the template bindings, each run on generated values next to
 //! `JSON.stringify` or another reference in the same QuickJS context. A
@@ -11,7 +11,7 @@
 //! `PROPTEST_CASES` when it is set.
 
 mod js_source;
-mod jsonenc_prop;
+mod json_prop;
 mod rows_prop;
 mod support;
 mod template_prop;

@@ -88,7 +88,7 @@ pub(crate) fn stringify<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> Result<Option<Str
 /// value to `JSON.stringify`.
 pub(crate) fn ours<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<String> {
     let mut out = Vec::new();
-    let handled = crate::jsonenc::encode(ctx, v, &mut out).expect("no exception");
+    let handled = crate::json::encode(ctx, v, &mut out).expect("no exception");
     handled.then(|| String::from_utf8(out).expect("the serializer writes UTF-8"))
 }
 

@@ -1,4 +1,4 @@
-//! `res.json`'s serializer (jsonenc.rs) against `JSON.stringify` in the
+//! `res.json`'s serializer (json.rs) against `JSON.stringify` in the
 //! same context, on values built fresh for each: first with no shape kept,
 //! then again once the key lists have been kept (their objects written from
 //! their property slots, layout.rs), then nested beside copies of

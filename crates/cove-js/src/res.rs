@@ -59,12 +59,12 @@ fn on_call<'js>(
     Ok(Value::new_undefined(ctx.clone()))
 }
 
-/// `res.json` body: plain values are written by jsonenc.rs, anything else by
+/// `res.json` body: plain values are written by json.rs, anything else by
 /// `JSON.stringify`; `undefined` (and functions) become `null`, so the body
 /// is always JSON.
 fn json_body<'js>(ctx: &Ctx<'js>, data: Value<'js>) -> rquickjs::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(256);
-    if crate::jsonenc::encode(ctx, &data, &mut out)? {
+    if crate::json::encode(ctx, &data, &mut out)? {
         return Ok(out);
     }
     Ok(match ctx.json_stringify(data)? {
