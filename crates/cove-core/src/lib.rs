@@ -37,5 +37,5 @@ pub use router::{
     HandlerId, MiddlewarePattern, Params, Phase, Plan, RouteError, RouteTable, Target,
 };
 pub use suggest::{closest, hint};
-pub use text::{lua_float, utf8_lossy};
+pub use text::{js_number, lua_float, utf8_lossy};
 pub use url::redact_url;

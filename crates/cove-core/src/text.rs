@@ -28,6 +28,17 @@ pub fn lua_float(f: f64) -> String {
     s
 }
 
+/// `f` as JavaScript's `String(n)` prints it for the values Cove writes
+/// as text (header values, names): whole numbers below 1e21 without a
+/// fraction (`2`), others in Rust's shortest form (`0.5`).
+pub fn js_number(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        format!("{f:.0}")
+    } else {
+        f.to_string()
+    }
+}
+
 /// C's `%.14g`.
 fn g14(f: f64) -> String {
     if f.is_nan() {

@@ -68,7 +68,7 @@ pub(crate) fn text_arg(
         return Ok(i.to_string());
     }
     if let Some(f) = v.as_float() {
-        return Ok(js_number(f));
+        return Ok(cove_core::js_number(f));
     }
     if v.is_null() || v.is_undefined() {
         return Ok(String::new());
@@ -77,15 +77,6 @@ pub(crate) fn text_arg(
         ctx,
         &format!("{api}: {what} must be a string, got {}", type_name(v)),
     ))
-}
-
-/// How JavaScript prints a number (`String(1.5)`, `String(2)`).
-pub(crate) fn js_number(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e21 {
-        format!("{f:.0}")
-    } else {
-        f.to_string()
-    }
 }
 
 pub(crate) fn set_fn<'js, P, F>(obj: &Object<'js>, name: &str, f: F) -> rquickjs::Result<()>

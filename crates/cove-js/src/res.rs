@@ -4,7 +4,7 @@
 
 use rquickjs::{Ctx, Object, Value};
 
-use crate::bind::{js_number, text_arg, throw, type_name};
+use crate::bind::{text_arg, throw, type_name};
 use crate::fastfn::{fast_table, install, Args, Method};
 use crate::host::{with_call, Call};
 
@@ -34,7 +34,7 @@ fn status_arg(
         return if f.fract() == 0.0 && f.abs() < 1e15 {
             Ok(Some(f as i64))
         } else {
-            Err(bad(js_number(f)))
+            Err(bad(cove_core::js_number(f)))
         };
     }
     if let Some(s) = v.as_string() {

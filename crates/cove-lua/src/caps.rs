@@ -78,21 +78,18 @@ fn to_lua(lua: &Lua, v: CapValue) -> mlua::Result<Value> {
             }
             Value::Table(t)
         }
-        CapValue::Record(fields) => {
-            let t = lua.create_table_with_capacity(0, fields.len())?;
-            for (k, v) in fields {
-                t.raw_set(k, to_lua(lua, v)?)?;
-            }
-            Value::Table(t)
-        }
-        CapValue::Results(fields) => {
-            let t = lua.create_table_with_capacity(0, fields.len())?;
-            for (k, v) in fields {
-                t.raw_set(k, to_lua(lua, v)?)?;
-            }
-            Value::Table(t)
-        }
+        CapValue::Record(fields) => record(lua, fields)?,
+        CapValue::Results(fields) => record(lua, fields)?,
     })
+}
+
+/// A table of these fields.
+fn record<K: mlua::IntoLua>(lua: &Lua, fields: Vec<(K, CapValue)>) -> mlua::Result<Value> {
+    let t = lua.create_table_with_capacity(0, fields.len())?;
+    for (k, v) in fields {
+        t.raw_set(k, to_lua(lua, v)?)?;
+    }
+    Ok(Value::Table(t))
 }
 
 /// A result as the function's Lua results: several results spread.

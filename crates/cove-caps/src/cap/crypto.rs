@@ -1,6 +1,8 @@
 //! crypto's functions over [`CapValue`]s: data is text or bytes, a count a
 //! number; results map kind by kind (crypto/mod.rs `Out`).
 
+use std::borrow::Cow;
+
 use cove_core::CapError;
 
 use super::{blocking, CapValue, Runtime, Scope, Started};
@@ -75,23 +77,20 @@ fn result(f: &CryptoFn, out: CryptoResult) -> Result<CapValue, CapError> {
 pub(super) fn start(
     f: &'static CryptoFn,
     scope: &Scope,
-    called_as: &str,
+    called_as: Cow<'static, str>,
     args: &[CapValue],
 ) -> Result<Started, CapError> {
     let args = args_of(f, scope.runtime, args)?;
     let js = scope.runtime == Runtime::Js;
-    let run = {
-        let called_as = called_as.to_string();
-        move || {
-            let out = f.call(&args, &called_as);
-            // Hull's JS answers some malformed input instead of raising.
-            let out = if js {
-                out.or_else(|e| f.js_fallback(e))
-            } else {
-                out
-            };
-            (f, out)
-        }
+    let run = move || {
+        let out = f.call(&args, &called_as);
+        // Hull's JS answers some malformed input instead of raising.
+        let out = if js {
+            out.or_else(|e| f.js_fallback(e))
+        } else {
+            out
+        };
+        (f, out)
     };
     if f.slow {
         Ok(blocking(run, |(f, out)| result(f, out)))

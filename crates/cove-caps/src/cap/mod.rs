@@ -23,6 +23,7 @@ mod smtp;
 mod tests;
 mod value;
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use cove_core::{CapError, Job};
@@ -91,12 +92,15 @@ pub struct CapFn {
 }
 
 impl CapFn {
-    /// The name it is called by in `scope` (`hashPasswordAsync`).
-    pub fn called_as(&self, scope: &Scope) -> String {
+    /// The name it is called by in `scope` (`hashPasswordAsync`); made
+    /// only for JS's `…Async` forms.
+    pub fn called_as(&self, scope: &Scope) -> Cow<'static, str> {
         match scope.runtime {
-            Runtime::Lua => self.lua.unwrap_or_default().to_string(),
-            Runtime::Js if scope.is_async => format!("{}Async", self.js.unwrap_or_default()),
-            Runtime::Js => self.js.unwrap_or_default().to_string(),
+            Runtime::Lua => Cow::Borrowed(self.lua.unwrap_or_default()),
+            Runtime::Js if scope.is_async => {
+                Cow::Owned(format!("{}Async", self.js.unwrap_or_default()))
+            }
+            Runtime::Js => Cow::Borrowed(self.js.unwrap_or_default()),
         }
     }
 
@@ -115,7 +119,7 @@ impl CapFn {
     /// script sees with its code (`crypto.argument`, `kv.bad_key`, …).
     pub fn start(&self, scope: &Scope, args: &[CapValue]) -> Result<Started, CapError> {
         match self.kind {
-            Kind::Crypto(f) => crypto::start(f, scope, &self.called_as(scope), args),
+            Kind::Crypto(f) => crypto::start(f, scope, self.called_as(scope), args),
             Kind::Kv(f) => kv::start(f, scope, args),
             Kind::Http(f) => http::start(f, scope, args),
             Kind::SmtpSend => smtp::start(scope, args),

@@ -71,8 +71,7 @@ impl CapValue {
             CapValue::Str(b) => Some(String::from_utf8_lossy(b).into_owned()),
             CapValue::Int(n) => Some(n.to_string()),
             CapValue::Num(f) if rt == Runtime::Lua => Some(cove_core::lua_float(*f)),
-            CapValue::Num(f) if f.fract() == 0.0 && f.abs() < 1e21 => Some(format!("{f:.0}")),
-            CapValue::Num(f) => Some(f.to_string()),
+            CapValue::Num(f) => Some(cove_core::js_number(*f)),
             _ => None,
         }
     }
