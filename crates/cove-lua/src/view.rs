@@ -1,6 +1,8 @@
-//! One read of a Lua value on the stack for every reader in this crate: the
-//! JSON encoder (stack.rs), `db` parameters, the template host, `res:*`
-//! arguments and a middleware's result. [`view`] gives the type and, for a
+//! One read of a Lua value on the stack for the readers in this crate: the
+//! JSON encoder (stack.rs), `db` parameters, `res:*` arguments and a
+//! middleware's result (the template host reads its slots directly: it has
+//! their types already, and the mapping to its own shape cost 1.3% on the
+//! template benchmark). [`view`] gives the type and, for a
 //! scalar, the value, read in place: no conversion (`lua_tolstring` only
 //! on strings, so a number is never turned into one), no allocation.
 #![allow(unsafe_code)]
