@@ -1,53 +1,12 @@
 //! What the bindings share, in one leaf module so that they do not depend
-//! on each other for it: raising a failure at the caller's line from a Lua
-//! C function ([`run_returning`]) or from an mlua function ([`raising`]),
-//! naming a Lua type in a message, and reaching the worker's database
-//! connection ([`db_cell`]).
-#![allow(unsafe_code)]
+//! on each other for it: raising a failure at the caller's line from an
+//! mlua function ([`raising`]; a Lua C function's is raised by
+//! `raw::cfn`), and reaching the worker's database connection
+//! ([`db_cell`]).
 
-use std::ffi::c_int;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
-use mlua::{ffi, Function, Lua, MultiValue, Value};
+use mlua::{Function, Lua, MultiValue, Value};
 
 use crate::error::describe;
-
-/// Run `body` in a Lua C function: its count of pushed results, or its
-/// failure raised as a message at the caller's line (`app.lua:12: …`, as
-/// `error(msg, 2)` from a Lua wrapper would) once every Rust value is
-/// dropped; a panic becomes an internal error. (res.rs `run` for no results.)
-pub(crate) unsafe fn run_returning(
-    state: *mut ffi::lua_State,
-    body: impl FnOnce() -> Result<c_int, String>,
-) -> c_int {
-    let outcome = catch_unwind(AssertUnwindSafe(body));
-    let msg = match outcome {
-        Ok(Ok(n)) => return n,
-        Ok(Err(msg)) => msg,
-        Err(_) => "internal error in a Cove function".to_string(),
-    };
-    let mut buf = [0u8; 1024];
-    let n = msg.len().min(buf.len());
-    buf[..n].copy_from_slice(&msg.as_bytes()[..n]);
-    drop(msg);
-    ffi::luaL_where(state, 1);
-    ffi::lua_pushlstring(state, buf.as_ptr().cast(), n);
-    ffi::lua_concat(state, 2);
-    ffi::lua_error(state)
-}
-
-pub(crate) fn type_name(t: c_int) -> &'static str {
-    match t {
-        ffi::LUA_TNIL | ffi::LUA_TNONE => "nil",
-        ffi::LUA_TBOOLEAN => "boolean",
-        ffi::LUA_TNUMBER => "number",
-        ffi::LUA_TSTRING => "string",
-        ffi::LUA_TTABLE => "table",
-        ffi::LUA_TFUNCTION => "function",
-        ffi::LUA_TTHREAD => "coroutine",
-        _ => "userdata",
-    }
-}
 
 /// Calls a raw function (`true, a, b` or `false, message`) and raises the
 /// message at the caller's line, as the prelude's `wrap` does.

@@ -3,42 +3,35 @@
 //! machinery and a Lua wrapper, converting the arguments and the result
 //! cost ~2.5k instructions per call. The batch steps are raw halves the
 //! prelude wraps.
-#![allow(unsafe_code)]
 
 use std::ffi::c_int;
 
-use mlua::{ffi, Function, Lua, Table, Value};
+use mlua::{Function, Lua, Table, Value};
 
 use cove_db::{Db, DbError, Dialect, Origin, Value as DbValue};
 
-use crate::bind::{db_cell, run_returning, type_name};
+use crate::bind::db_cell;
 use crate::error::coded;
 use crate::globals::{fail, Outcome};
-use crate::view::{of_type, stack_bytes, View};
-use crate::vm::unlimited_raw;
+use crate::raw::{self, CFn, Lifted, Stack, View};
 
-/// The parameters at stack index `idx` (absolute): nil, none, or an array.
-///
-/// # Safety
-/// The heap cap is lifted (a packed table is unpacked first) and 2 stack
-/// slots are free.
-unsafe fn params(state: *mut ffi::lua_State, idx: c_int) -> Result<Vec<DbValue>, String> {
-    match ffi::lua_type(state, idx) {
-        ffi::LUA_TNIL | ffi::LUA_TNONE => return Ok(Vec::new()),
-        ffi::LUA_TTABLE => {}
-        t => {
-            return Err(format!(
+/// The parameters, argument `idx`: nil, none, or an array (a packed query
+/// result is unpacked first).
+fn params(s: &mut Lifted<'_, '_>, idx: c_int) -> Result<Vec<DbValue>, String> {
+    let Some(t) = s.arg_table(idx) else {
+        return match s.arg(idx) {
+            View::Nil => Ok(Vec::new()),
+            other => Err(format!(
                 "parameters must be a table (an array of values), got {}",
-                type_name(t)
-            ))
-        }
-    }
-    crate::rows::unpack(state, idx);
-    let n = ffi::lua_rawlen(state, idx);
+                other.type_name()
+            )),
+        };
+    };
+    raw::rows::unpack(s, idx);
+    let n = s.raw_len(idx);
     let mut out = Vec::with_capacity(n);
     for i in 1..=n {
-        let t = ffi::lua_rawgeti(state, idx, i as ffi::lua_Integer);
-        let value = match of_type(state, -1, t) {
+        let value = match s.arg_geti(t, i as i64) {
             View::Nil => Ok(DbValue::Null),
             View::Bool(b) => Ok(DbValue::Integer(i64::from(b))),
             View::Int(n) => Ok(DbValue::Integer(n)),
@@ -49,7 +42,7 @@ unsafe fn params(state: *mut ffi::lua_State, idx: c_int) -> Result<Vec<DbValue>,
                 other.type_name()
             )),
         };
-        ffi::lua_settop(state, -2);
+        s.pop(1);
         out.push(value?);
     }
     Ok(out)
@@ -70,13 +63,10 @@ const fn origin_of(stdlib: bool) -> Origin {
 /// to the reserved tables.
 pub(crate) fn stdlib_functions(lua: &Lua) -> mlua::Result<(Function, Function)> {
     if db_cell(lua)?.borrow().dialect() == Dialect::Sqlite {
-        // SAFETY: as the app's (add_raw).
-        unsafe {
-            Ok((
-                lua.create_c_function(db_call::<true, true>)?,
-                lua.create_c_function(db_call::<false, true>)?,
-            ))
-        }
+        Ok((
+            raw::function::<DbCall<true, true>>(lua)?,
+            raw::function::<DbCall<false, true>>(lua)?,
+        ))
     } else {
         crate::db_wait::functions(lua, Origin::Stdlib)
     }
@@ -84,50 +74,49 @@ pub(crate) fn stdlib_functions(lua: &Lua) -> mlua::Result<(Function, Function)> 
 
 /// `db.query(sql, params)` (`QUERY`) or `db.exec(sql, params)`: pushes the
 /// rows or the number of changed rows.
-unsafe extern "C-unwind" fn db_call<const QUERY: bool, const STDLIB: bool>(
-    state: *mut ffi::lua_State,
-) -> c_int {
-    let api = if QUERY { "db.query" } else { "db.exec" };
-    run_returning(state, || {
-        let sql = match ffi::lua_type(state, 1) {
-            ffi::LUA_TSTRING => std::str::from_utf8(stack_bytes(state, 1))
+struct DbCall<const QUERY: bool, const STDLIB: bool>;
+impl<const QUERY: bool, const STDLIB: bool> CFn for DbCall<QUERY, STDLIB> {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let api = if QUERY { "db.query" } else { "db.exec" };
+        let sql = match s.arg(1) {
+            View::Str(bytes) => std::str::from_utf8(bytes)
                 .map_err(|_| format!("{api}: the SQL is not valid UTF-8"))?,
-            t => {
+            other => {
                 return Err(format!(
                     "{api}: the SQL must be a string, got {}",
-                    type_name(t)
+                    other.type_name()
                 ))
             }
         };
-        if ffi::lua_checkstack(state, 8) == 0 {
+        if !s.reserve(8) {
             return Err(format!("{api}: stack overflow"));
         }
         // Reading a packed params table and pushing the rows allocate: with
         // the cap lifted they cannot raise (a real out-of-memory aborts).
-        unlimited_raw(state, |lua| lifted::<QUERY, STDLIB>(state, lua, api, sql))
+        s.lifted(|s| lifted::<QUERY, STDLIB>(s, api, sql))
             .map_err(|e| format!("{api}: {e}"))?
-    })
+    }
 }
 
-/// [`db_call`]'s work, with the heap cap lifted.
-unsafe fn lifted<const QUERY: bool, const STDLIB: bool>(
-    state: *mut ffi::lua_State,
-    lua: &Lua,
+/// [`DbCall`]'s work, with the heap cap lifted.
+fn lifted<const QUERY: bool, const STDLIB: bool>(
+    s: &mut Lifted<'_, '_>,
     api: &str,
     sql: &str,
 ) -> Result<c_int, String> {
-    let params = params(state, 2).map_err(|e| format!("{api}: {e}"))?;
+    let lua = s.lua();
+    let params = params(s, 2).map_err(|e| format!("{api}: {e}"))?;
     let origin = origin_of(STDLIB);
     let result = (|| {
         let cell = db_cell(lua).map_err(|e| DbError::Callback(e.to_string()))?;
         let mut db = cell.borrow_mut();
         if QUERY {
-            crate::rows::query(state, |each_row| {
+            raw::rows::query(s, |each_row| {
                 db.query(sql, &params, origin, |cols, row| each_row(cols, row))
             })?;
         } else {
             let changes = db.exec(sql, &params, origin)?;
-            ffi::lua_pushinteger(state, changes as ffi::lua_Integer);
+            s.push_int(changes as i64);
         }
         Ok::<(), DbError>(())
     })();
@@ -147,14 +136,8 @@ fn batch_step(lua: &Lua, step: fn(&mut Db) -> Result<(), DbError>) -> mlua::Resu
 pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     let dialect = db_cell(lua)?.borrow().dialect();
     if dialect == Dialect::Sqlite {
-        // SAFETY: they read their arguments from the stack, push one result,
-        // and raise only when no Rust value is live (bind::run_returning).
-        raw.raw_set("db_query", unsafe {
-            lua.create_c_function(db_call::<true, false>)?
-        })?;
-        raw.raw_set("db_exec", unsafe {
-            lua.create_c_function(db_call::<false, false>)?
-        })?;
+        raw.raw_set("db_query", raw::function::<DbCall<true, false>>(lua)?)?;
+        raw.raw_set("db_exec", raw::function::<DbCall<false, false>>(lua)?)?;
     } else {
         crate::db_wait::add_raw(lua, raw)?;
     }

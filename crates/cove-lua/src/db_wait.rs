@@ -4,8 +4,7 @@
 //! cannot suspend (inside `db.batch`, while the app loads, in tests calling
 //! functions directly) the future is waited for in place.
 //!
-//! Results come back in the same packed form as SQLite's (rows.rs).
-#![allow(unsafe_code)]
+//! Results come back in the same packed form as SQLite's (raw/rows.rs).
 
 use mlua::{Function, Lua, MultiValue, Value};
 
@@ -34,13 +33,7 @@ fn args(lua: &Lua, api: &str, args: &MultiValue) -> mlua::Result<(String, Vec<Db
         None | Some(Value::Nil) => Vec::new(),
         Some(Value::Table(t)) => {
             // A packed query result passed as parameters: its rows first.
-            // SAFETY: the table is the one argument, at the top of the stack.
-            unsafe {
-                lua.exec_raw::<()>(t.clone(), |state| {
-                    let top = mlua::ffi::lua_gettop(state);
-                    crate::rows::unpack(state, top);
-                })?;
-            }
+            crate::raw::exec::<()>(lua, t, |s| crate::raw::rows::unpack(s, 1))?;
             let mut out = Vec::with_capacity(t.raw_len());
             for i in 1..=t.raw_len() {
                 out.push(match t.raw_get::<Value>(i)? {
@@ -76,17 +69,14 @@ fn finish_query(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, St
         Err(msg) => return Ok(Err(msg)),
     };
     let names: Vec<&str> = set.columns.iter().map(String::as_str).collect();
-    // SAFETY: rows::query pushes exactly one value (the result table) and
-    // raises only on a memory error, inside exec_raw's protected call.
-    let rows: Value = unsafe {
-        lua.exec_raw((), |state| {
-            let _ = crate::rows::query(state, |each_row| {
-                set.rows
-                    .iter()
-                    .try_for_each(|r| each_row(&names, &Row::of_values(r)))
-            });
-        })
-    }?;
+    // rows::query pushes exactly one value (the result table).
+    let rows: Value = crate::raw::exec(lua, (), |s| {
+        let _ = crate::raw::rows::query(s, |each_row| {
+            set.rows
+                .iter()
+                .try_for_each(|r| each_row(&names, &Row::of_values(r)))
+        });
+    })?;
     Ok(Ok(MultiValue::from_iter([rows])))
 }
 

@@ -13,9 +13,9 @@ use cove_db::{Db, SharedDb};
 
 use crate::app_api::{self, AppState};
 use crate::bind::DbCell;
-use crate::coroutine::{Call, NewReq, RawRef};
 use crate::db;
 use crate::error::{describe, out_of_heap};
+use crate::raw::coroutine::{Call, NewReq, RawRef};
 use crate::req;
 use crate::suspend::{self, Run};
 use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
@@ -35,7 +35,7 @@ pub struct LuaEngine {
     handlers: Vec<Function>,
     /// The prelude's dispatcher: calls a handler with `req` and `res`.
     dispatch: Function,
-    /// Raw references to the dispatcher and the handlers (coroutine.rs).
+    /// Raw references to the dispatcher and the handlers (raw/coroutine.rs).
     dispatch_ref: RawRef,
     handler_refs: Vec<RawRef>,
     /// The prelude's slot of the req table whose call is in progress.
@@ -78,7 +78,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Tabl
     globals::add_raw(lua, &raw)?;
     db::add_raw(lua, &raw)?;
     raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;
-    crate::budget::add_raw(lua, &raw)?;
+    crate::raw::budget::add_raw(lua, &raw)?;
     raw.raw_set("require", modules::require_fn(lua, lua.create_table()?)?)?;
     raw.raw_set("res", crate::res::res_functions(lua)?)?;
     req::add_raw(lua, &raw)?;
@@ -89,7 +89,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Tabl
     req::set_meta(lua, &prelude.2, &prelude.1)?;
     // After the prelude: its own raw reads (of `req` tables, never query
     // results) keep Lua's functions.
-    crate::rows::install(lua)?;
+    crate::raw::rows::install(lua)?;
     Ok(prelude)
 }
 
@@ -114,9 +114,7 @@ impl LuaEngine {
             .read(&config.entry)
             .map_err(|e| format!("{display}: cannot read the app file: {e}"))?
             .into_owned();
-        let call = budget.begin();
-        let loaded = lua.load(source).set_name(format!("@{display}")).exec();
-        drop(call);
+        let loaded = budget.run(|| lua.load(source).set_name(format!("@{display}")).exec());
         db.borrow_mut().finish_load();
         loaded.map_err(|e| describe(&e))?;
         let Registered {
@@ -212,31 +210,32 @@ impl Engine for LuaEngine {
             }
         }
         st.has_body = ex.req.body.is_some();
-        let _call = self.budget.begin();
-        // The route handler is the last call of a request: nothing reuses req.
-        let keep = !matches!(&ex.plan.target, Target::Route { handler, .. } if *handler == id);
-        let params = std::mem::take(&mut ex.req.params);
-        let outcome = self.lend(ex, st, |ex, st| {
-            let new = st.table.is_none().then(|| NewReq {
-                with_method_path: keep,
-                body: ex.req.body.as_deref(),
-                params: &params,
-                meta: self.req_meta,
-                current: self.current_ref,
-                res: self.res_ref,
+        self.budget.run(|| {
+            // The route handler is the last call of a request: nothing reuses req.
+            let keep = !matches!(&ex.plan.target, Target::Route { handler, .. } if *handler == id);
+            let params = std::mem::take(&mut ex.req.params);
+            let outcome = self.lend(ex, st, |ex, st| {
+                let new = st.table.is_none().then(|| NewReq {
+                    with_method_path: keep,
+                    body: ex.req.body.as_deref(),
+                    params: &params,
+                    meta: self.req_meta,
+                    current: self.current_ref,
+                    res: self.res_ref,
+                });
+                let call = Call {
+                    dispatch: &self.dispatch,
+                    handler,
+                    refs: (self.dispatch_ref, self.handler_refs[id as usize]),
+                    keep,
+                    req: st.table.as_ref(),
+                    new,
+                };
+                suspend::start(lua, &self.suspend, call)
             });
-            let call = Call {
-                dispatch: &self.dispatch,
-                handler,
-                refs: (self.dispatch_ref, self.handler_refs[id as usize]),
-                keep,
-                req: st.table.as_ref(),
-                new,
-            };
-            suspend::start(lua, &self.suspend, call)
-        });
-        ex.req.params = params;
-        self.settle(outcome, ex, st)
+            ex.req.params = params;
+            self.settle(outcome, ex, st)
+        })
     }
 
     fn resume(
@@ -254,9 +253,10 @@ impl Engine for LuaEngine {
                 message: describe(&e),
             })?;
         }
-        let _call = self.budget.begin();
-        let outcome = self.lend(ex, st, |_, _| suspend::resume(&self.lua, suspended, output));
-        self.settle(outcome, ex, st)
+        self.budget.run(|| {
+            let outcome = self.lend(ex, st, |_, _| suspend::resume(&self.lua, suspended, output));
+            self.settle(outcome, ex, st)
+        })
     }
 }
 

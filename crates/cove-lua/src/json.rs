@@ -8,9 +8,9 @@ use cove_caps::json::JsonError;
 use mlua::{Lua, Value};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-/// Encode a Lua value as JSON text (the walker lives in stack.rs).
+/// Encode a Lua value as JSON text (the walker lives in raw/json.rs).
 pub(crate) fn encode(lua: &Lua, value: &Value) -> Result<Vec<u8>, JsonError> {
-    crate::stack::encode(lua, value)
+    crate::raw::json::encode(lua, value)
 }
 
 /// Decode JSON text into Lua values (objects and arrays become tables).
@@ -112,12 +112,12 @@ mod tests {
         assert_eq!(enc(&lua, "'a\\nb'").unwrap(), r#""a\nb""#);
     }
 
-    /// Objects of scalars are read straight from their table (layout.rs):
+    /// Objects of scalars are read straight from their table (raw/layout.rs):
     /// the same bytes as the walk through the stack gives.
     #[test]
     fn objects_read_from_their_table_encode_like_hull() {
         let lua = Lua::new();
-        crate::layout::probe(&lua).unwrap();
+        crate::raw::layout::probe(&lua).unwrap();
         let long = "k".repeat(50);
         lua.globals().set("long", long.as_str()).unwrap();
         let src = r#"(function()

@@ -8,7 +8,6 @@
 //! part, and its garbage), and the first key stored on read ~600; with
 //! middleware, which reads them again and again, setting them is cheaper.
 //! What reads the raw fields ([`fill`]) gets all of them set.
-#![allow(unsafe_code)]
 
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -17,8 +16,7 @@ use mlua::{ffi, Lua, LuaString, Table};
 
 use cove_core::{parse_query, Request};
 
-use crate::bind::run_returning;
-use crate::vm::unlimited_raw;
+use crate::raw::{self, upvalue, CFn, Lifted, Stack};
 
 thread_local! {
     /// The lazy parts of the request of the script call in progress on this
@@ -57,17 +55,13 @@ fn swap_lazy(a: &mut Request, b: &mut Request) {
     std::mem::swap(&mut a.headers, &mut b.headers);
 }
 
-/// `method` and `path` of the call in progress as raw parts (they stay
-/// where they are until [`end`]), for pushing without a borrow held.
-pub(crate) fn method_path() -> Option<[(*const u8, usize); 2]> {
+/// `f(method, path)` of the call in progress, if there is one.
+pub(crate) fn with_method_path(f: impl FnOnce(&str, &str)) {
     CURRENT.with(|c| {
         let (depth, req) = &*c.borrow();
-        (*depth > 0).then(|| {
-            [
-                (req.method.as_ptr(), req.method.len()),
-                (req.path.as_ptr(), req.path.len()),
-            ]
-        })
+        if *depth > 0 {
+            f(&req.method, &req.path);
+        }
     })
 }
 
@@ -84,14 +78,18 @@ pub(crate) fn body(lua: &Lua, req: &Request) -> mlua::Result<Option<LuaString>> 
 /// from the request of the call in progress, and only for that request's
 /// own table (`current[1]`). A C function: a Lua one that called back into
 /// Rust through mlua cost ~1.8k instructions more per field read.
-unsafe extern "C-unwind" fn req_index(state: *mut ffi::lua_State) -> c_int {
-    run_returning(state, || {
-        let Some(field) = key_at(state, 2).and_then(Field::of) else {
+struct ReqIndex;
+impl CFn for ReqIndex {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let Some(key) = s.arg_str(2) else {
             return Ok(0);
         };
-        let name = || String::from_utf8_lossy(key_at(state, 2).unwrap_or_default());
+        let Some(field) = Field::of(key) else {
+            return Ok(0);
+        };
+        let name = || String::from_utf8_lossy(key);
         let ctx = matches!(field, Field::Ctx);
-        if !ctx && !is_current_upvalue(state) {
+        if !ctx && !is_current_upvalue(s) {
             return Err(format!("req.{} read outside its own request", name()));
         }
         CURRENT.with(|c| {
@@ -102,29 +100,32 @@ unsafe extern "C-unwind" fn req_index(state: *mut ffi::lua_State) -> c_int {
                     name()
                 ));
             }
-            unlimited_raw(state, |_| {
-                push_field(state, field, req);
+            s.lifted(|s| {
+                push_field(s, field, req);
                 // A table is stored, so that changes to it last: t[k] = the
                 // value, which stays on top as the result. A string is not
                 // (the first key stored costs the table a hash part, ~600
                 // instructions): it is pushed again on every read.
                 if !matches!(field, Field::Method | Field::Path) {
-                    ffi::lua_pushvalue(state, 2);
-                    ffi::lua_pushvalue(state, -2);
-                    ffi::lua_rawset(state, 1);
+                    s.push_value(2);
+                    s.push_value(-2);
+                    s.raw_set(1);
                 }
-                Ok(1)
-            })?
+            })?;
+            Ok(1)
         })
-    })
+    }
 }
 
 /// `req_meta.__pairs`'s first step, `fill(t)`: see [`fill`].
-unsafe extern "C-unwind" fn req_fill(state: *mut ffi::lua_State) -> c_int {
-    run_returning(state, || {
-        fill(state, 1);
+struct ReqFill;
+impl CFn for ReqFill {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        if s.is_table(1) {
+            fill(s, 1);
+        }
         Ok(0)
-    })
+    }
 }
 
 /// Set the fields built on first read that the req table at `idx` lacks,
@@ -133,83 +134,81 @@ unsafe extern "C-unwind" fn req_fill(state: *mut ffi::lua_State) -> c_int {
 /// them (one kept past its request keeps what it has), and not `ctx`.
 /// Over the heap cap the fields stay set; the next allocation under the cap
 /// fails instead.
-pub(crate) unsafe fn fill(state: *mut ffi::lua_State, idx: c_int) {
-    let idx = ffi::lua_absindex(state, idx);
-    if !is_current(state, idx) {
+pub(crate) fn fill(s: &mut Stack<'_>, idx: c_int) {
+    let idx = s.abs(idx);
+    if !is_current(s, idx) {
         return;
     }
-    let _ = unlimited_raw(state, |_| {
+    let _ = s.lifted(|s| {
         CURRENT.with(|c| {
             let (depth, req) = &*c.borrow();
             if *depth == 0 {
                 return;
             }
             for (name, field) in FIELDS {
-                push_str(state, name);
-                if ffi::lua_rawget(state, idx) == ffi::LUA_TNIL {
-                    ffi::lua_pop(state, 1);
-                    push_str(state, name);
-                    push_field(state, field, req);
-                    ffi::lua_rawset(state, idx);
+                s.push_bytes(name.as_bytes());
+                if s.raw_get(idx) == ffi::LUA_TNIL {
+                    s.pop(1);
+                    s.push_bytes(name.as_bytes());
+                    push_field(s, field, req);
+                    s.raw_set(idx);
                 } else {
-                    ffi::lua_pop(state, 1);
+                    s.pop(1);
                 }
             }
-        });
-        Ok(0)
+        })
     });
 }
 
 /// [`fill`] the req table of the call in progress (`current[1]`), if any.
 pub(crate) fn fill_current(lua: &Lua, current: &Table) {
     if let Ok(Some(t)) = current.raw_get::<Option<Table>>(1) {
-        // SAFETY: `exec_raw` pushed the table; `fill` raises nothing.
-        let _ = unsafe { lua.exec_raw::<()>(&t, |state| fill(state, -1)) };
+        let _ = raw::exec::<()>(lua, &t, |s| fill(s, 1));
     }
 }
 
 /// [`fill`] the value at `idx` if it is a req table; whether it is one.
-pub(crate) unsafe fn fill_if_req(state: *mut ffi::lua_State, idx: c_int) -> bool {
-    let req = ffi::lua_type(state, idx) == ffi::LUA_TTABLE && is_req(state, idx);
+pub(crate) fn fill_if_req(s: &mut Stack<'_>, idx: c_int) -> bool {
+    let req = s.is_table(idx) && is_req(s, idx);
     if req {
-        fill(state, idx);
+        fill(s, idx);
     }
     req
 }
 
 /// Whether the value at `idx` is a req table: its metatable holds the
 /// prelude's `current` under [`CURRENT_KEY`].
-pub(crate) unsafe fn is_req(state: *mut ffi::lua_State, idx: c_int) -> bool {
-    if ffi::lua_getmetatable(state, idx) == 0 {
+fn is_req(s: &mut Stack<'_>, idx: c_int) -> bool {
+    if !s.get_metatable(idx) {
         return false;
     }
-    let ours = ffi::lua_rawgetp(state, -1, key()) == ffi::LUA_TTABLE;
-    ffi::lua_pop(state, 2);
+    let ours = s.raw_getp(-1, key()) == ffi::LUA_TTABLE;
+    s.pop(2);
     ours
 }
 
-/// Whether the table indexed (argument 1 of [`req_index`]) is the current
+/// Whether the table indexed (argument 1 of [`ReqIndex`]) is the current
 /// request's: `current[1]`, the closure's upvalue. Faster than
 /// [`is_current`], which finds `current` in the metatable.
-unsafe fn is_current_upvalue(state: *mut ffi::lua_State) -> bool {
-    ffi::lua_rawgeti(state, ffi::lua_upvalueindex(1), 1);
-    let same = ffi::lua_topointer(state, 1) == ffi::lua_topointer(state, -1);
-    ffi::lua_pop(state, 1);
+fn is_current_upvalue(s: &mut Stack<'_>) -> bool {
+    s.raw_geti(upvalue(1), 1);
+    let same = s.to_pointer(1) == s.to_pointer(-1);
+    s.pop(1);
     same
 }
 
 /// Whether the table at `idx` is the current request's (`current[1]`).
-unsafe fn is_current(state: *mut ffi::lua_State, idx: c_int) -> bool {
-    if ffi::lua_getmetatable(state, idx) == 0 {
+fn is_current(s: &mut Stack<'_>, idx: c_int) -> bool {
+    if !s.get_metatable(idx) {
         return false;
     }
-    if ffi::lua_rawgetp(state, -1, key()) != ffi::LUA_TTABLE {
-        ffi::lua_pop(state, 2);
+    if s.raw_getp(-1, key()) != ffi::LUA_TTABLE {
+        s.pop(2);
         return false;
     }
-    ffi::lua_rawgeti(state, -1, 1);
-    let same = ffi::lua_rawequal(state, idx, -1) != 0;
-    ffi::lua_pop(state, 3);
+    s.raw_geti(-1, 1);
+    let same = s.raw_equal(idx, -1);
+    s.pop(3);
     same
 }
 
@@ -217,33 +216,26 @@ unsafe fn is_current(state: *mut ffi::lua_State, idx: c_int) -> bool {
 /// the prelude's `current`: a light userdata, which no script can make.
 static CURRENT_KEY: u8 = 0;
 
-fn key() -> *const std::ffi::c_void {
-    (&CURRENT_KEY as *const u8).cast()
+fn key() -> &'static u8 {
+    &CURRENT_KEY
 }
 
 /// Add `req_fill` to the prelude's `raw` table.
 pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    // SAFETY: it reads its argument from the stack and raises only when no
-    // Rust value is live.
-    unsafe { raw.raw_set("req_fill", lua.create_c_function(req_fill)?) }
+    raw.raw_set("req_fill", raw::function::<ReqFill>(lua)?)
 }
 
 /// Complete the prelude's metatable of req tables: `__index`, a closure
 /// over the prelude's `current`, and `current` itself, where
 /// [`is_current`] and [`is_req`] find it.
 pub(crate) fn set_meta(lua: &Lua, meta: &Table, current: &Table) -> mlua::Result<()> {
-    // SAFETY: the stack holds `meta`, `current` as `exec_raw` pushed them;
-    // each set pops what was pushed for it, and raises only on a memory
-    // error, inside `exec_raw`'s protected call.
-    unsafe {
-        lua.exec_raw::<()>((meta, current), |state| {
-            ffi::lua_pushvalue(state, -1);
-            ffi::lua_pushcclosure(state, req_index, 1);
-            ffi::lua_setfield(state, -3, c"__index".as_ptr());
-            ffi::lua_rawsetp(state, -2, key());
-            ffi::lua_pop(state, 1);
-        })
-    }
+    raw::exec(lua, (meta, current), |s| {
+        s.push_value(2);
+        s.push_closure::<ReqIndex>(1);
+        s.set_field(1, "__index");
+        s.push_value(2);
+        s.raw_setp(1, key());
+    })
 }
 
 #[derive(Clone, Copy)]
@@ -277,51 +269,36 @@ impl Field {
     }
 }
 
-/// The string at `idx`, if it is one (not a number converted in place).
-unsafe fn key_at<'a>(state: *mut ffi::lua_State, idx: c_int) -> Option<&'a [u8]> {
-    if ffi::lua_type(state, idx) != ffi::LUA_TSTRING {
-        return None;
-    }
-    let mut len = 0;
-    let p = ffi::lua_tolstring(state, idx, &mut len);
-    Some(std::slice::from_raw_parts(p.cast(), len))
-}
-
 /// Push `field`'s value. Runs with the heap cap lifted: nothing here raises.
 /// Duplicate headers are joined (`, `; `; ` for cookies); the last duplicate
 /// query key wins.
-unsafe fn push_field(state: *mut ffi::lua_State, field: Field, req: &Request) {
+fn push_field(s: &mut Lifted<'_, '_>, field: Field, req: &Request) {
     match field {
-        Field::Ctx => ffi::lua_createtable(state, 0, 0),
-        Field::Method => push_str(state, &req.method),
-        Field::Path => push_str(state, &req.path),
+        Field::Ctx => s.new_table(0, 0),
+        Field::Method => s.push_bytes(req.method.as_bytes()),
+        Field::Path => s.push_bytes(req.path.as_bytes()),
         Field::Query => {
             let pairs = req.query.as_deref().map(parse_query).unwrap_or_default();
-            push_pairs(state, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            push_pairs(s, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         }
         Field::Params => {
-            push_pairs(state, req.params.iter().map(|(k, v)| (&**k, v.as_str())));
+            push_pairs(s, req.params.iter().map(|(k, v)| (&**k, v.as_str())));
         }
         Field::Headers => {
             let joined = req.joined_headers();
-            push_pairs(state, joined.iter().map(|(k, v)| (*k, &**v)));
+            push_pairs(s, joined.iter().map(|(k, v)| (*k, &**v)));
         }
     }
 }
 
-unsafe fn push_str(state: *mut ffi::lua_State, s: &str) {
-    ffi::lua_pushlstring(state, s.as_ptr().cast(), s.len());
-}
-
 /// A new table of string pairs, set in order (a later key wins).
-unsafe fn push_pairs<'a>(
-    state: *mut ffi::lua_State,
+fn push_pairs<'a>(
+    s: &mut Lifted<'_, '_>,
     pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)>,
 ) {
-    ffi::lua_createtable(state, 0, pairs.len() as c_int);
+    s.new_table(0, pairs.len());
+    let t = s.top();
     for (k, v) in pairs {
-        push_str(state, k);
-        push_str(state, v);
-        ffi::lua_rawset(state, -3);
+        s.set_bytes(t, k.as_bytes(), v.as_bytes());
     }
 }

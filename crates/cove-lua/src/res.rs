@@ -2,26 +2,25 @@
 //!
 //! mlua's callback machinery (argument conversion through registry
 //! references, panic and error wrapping) costs ~1k instructions per call; the
-//! methods every handler calls are written against the Lua stack instead.
-//! A failure becomes a message raised at the caller's line (as `error(msg,
-//! 2)` from a Lua wrapper would) once every Rust value is dropped. The
+//! methods every handler calls are written against the Lua stack instead
+//! (`raw::Stack`). A failure becomes a message raised at the caller's line
+//! (as `error(msg, 2)` from a Lua wrapper would) once every Rust value is
+//! dropped (raw/cfn.rs). The
 //! response being built lives in a thread-local for the duration of one
 //! handler call (each worker thread runs one Lua state, and calls are never
 //! re-entered).
-#![allow(unsafe_code)]
 
 use std::cell::RefCell;
 use std::ffi::c_int;
 use std::rc::Rc;
 
-use mlua::{ffi, Lua, Table};
+use mlua::{Lua, Table};
 
 use cove_caps::{time, Csp};
 use cove_core::Response;
 
-use crate::bind::run_returning;
-use crate::stack::encode_at;
-use crate::view::{view, View};
+use crate::raw::json::encode_slot;
+use crate::raw::{function, text_function, CFn, CText, ShortText, Stack, View};
 
 struct Current {
     res: Response,
@@ -54,31 +53,10 @@ fn with_current<R>(
     })
 }
 
-/// Run `body`; on failure raise its message at the caller's line. Nothing
-/// Rust owns is live when the message is pushed and raised, so the
-/// `longjmp` of a Lua error skips no destructor. Returns 0 (no results).
-unsafe fn run(state: *mut ffi::lua_State, body: impl FnOnce() -> Result<(), String>) -> c_int {
-    run_returning(state, || body().map(|()| 0))
-}
-
-/// [`run`], then return the first argument (`res`, for chaining).
-unsafe fn run_chained(
-    state: *mut ffi::lua_State,
-    body: impl FnOnce() -> Result<(), String>,
-) -> c_int {
-    run(state, body);
-    ffi::lua_pushvalue(state, 1);
-    1
-}
-
 /// An optional status code argument: integer, integral float or numeric string.
-unsafe fn status_arg(
-    state: *mut ffi::lua_State,
-    idx: c_int,
-    api: &str,
-) -> Result<Option<i64>, String> {
+fn status_arg(s: &Stack<'_>, idx: c_int, api: &str) -> Result<Option<i64>, String> {
     let bad = |what: String| format!("res:{api}: status must be an integer, got {what}");
-    match view(state, idx) {
+    match s.arg(idx) {
         View::Nil => Ok(None),
         View::Int(n) => Ok(Some(n)),
         View::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => Ok(Some(f as i64)),
@@ -95,13 +73,8 @@ unsafe fn status_arg(
 }
 
 /// A string argument (numbers are formatted; nil is empty).
-unsafe fn text_arg(
-    state: *mut ffi::lua_State,
-    idx: c_int,
-    api: &str,
-    what: &str,
-) -> Result<Vec<u8>, String> {
-    match view(state, idx) {
+fn text_arg(s: &Stack<'_>, idx: c_int, api: &str, what: &str) -> Result<Vec<u8>, String> {
+    match s.arg(idx) {
         View::Nil => Ok(Vec::new()),
         View::Str(bytes) => Ok(bytes.to_vec()),
         View::Int(n) => Ok(n.to_string().into_bytes()),
@@ -117,26 +90,31 @@ fn utf8(bytes: Vec<u8>, api: &str, what: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| format!("res:{api}: {what} is not valid UTF-8"))
 }
 
-unsafe extern "C-unwind" fn res_status(state: *mut ffi::lua_State) -> c_int {
-    run_chained(state, || {
-        let code = status_arg(state, 2, "status")?.ok_or("res:status: status code missing")?;
+/// Return the first argument (`res`, for chaining).
+fn chained(s: &mut Stack<'_>) -> Result<c_int, String> {
+    s.push_value(1);
+    Ok(1)
+}
+
+struct ResStatus;
+impl CFn for ResStatus {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let code = status_arg(s, 2, "status")?.ok_or("res:status: status code missing")?;
         with_current("status", |c| {
             c.res
                 .set_status(code)
                 .map_err(|e| format!("res:status: {e}"))
-        })
-    })
+        })?;
+        chained(s)
+    }
 }
 
-unsafe extern "C-unwind" fn res_header(state: *mut ffi::lua_State) -> c_int {
-    run_chained(state, || {
-        let name = utf8(
-            text_arg(state, 2, "header", "the name")?,
-            "header",
-            "the name",
-        )?;
+struct ResHeader;
+impl CFn for ResHeader {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let name = utf8(text_arg(s, 2, "header", "the name")?, "header", "the name")?;
         let value = utf8(
-            text_arg(state, 3, "header", "the value")?,
+            text_arg(s, 3, "header", "the value")?,
             "header",
             "the value",
         )?;
@@ -144,14 +122,16 @@ unsafe extern "C-unwind" fn res_header(state: *mut ffi::lua_State) -> c_int {
             c.res
                 .add_header(&name, &value)
                 .map_err(|e| format!("res:header: {e}"))
-        })
-    })
+        })?;
+        chained(s)
+    }
 }
 
-unsafe extern "C-unwind" fn res_json(state: *mut ffi::lua_State) -> c_int {
-    run(state, || {
-        let code = status_arg(state, 3, "json")?;
-        let body = encode_at(state, 2).map_err(|e| format!("res:json: {e}"))?;
+struct ResJson;
+impl CFn for ResJson {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let code = status_arg(s, 3, "json")?;
+        let body = encode_slot(s, 2).map_err(|e| format!("res:json: {e}"))?;
         with_current("json", |c| {
             if let Some(code) = code {
                 c.res
@@ -159,109 +139,95 @@ unsafe extern "C-unwind" fn res_json(state: *mut ffi::lua_State) -> c_int {
                     .map_err(|e| format!("res:json: {e}"))?;
             }
             c.res.json(body);
-            Ok(())
+            Ok(0)
         })
-    })
+    }
 }
 
-unsafe extern "C-unwind" fn res_text(state: *mut ffi::lua_State) -> c_int {
-    run(state, || {
-        let body = text_arg(state, 2, "text", "the body")?;
+struct ResText;
+impl CFn for ResText {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let body = text_arg(s, 2, "text", "the body")?;
         with_current("text", |c| {
             c.res.text(body);
-            Ok(())
+            Ok(0)
         })
-    })
+    }
 }
 
-unsafe extern "C-unwind" fn res_html(state: *mut ffi::lua_State) -> c_int {
-    run(state, || {
-        let body = text_arg(state, 2, "html", "the body")?;
+struct ResHtml;
+impl CFn for ResHtml {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let body = text_arg(s, 2, "html", "the body")?;
         with_current("html", |c| {
             let csp = c.csp.clone();
             c.res.html(body, csp.header());
-            Ok(())
+            Ok(0)
         })
-    })
+    }
 }
 
-unsafe extern "C-unwind" fn res_redirect(state: *mut ffi::lua_State) -> c_int {
-    run(state, || {
+struct ResRedirect;
+impl CFn for ResRedirect {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
         let url = utf8(
-            text_arg(state, 2, "redirect", "the URL")?,
+            text_arg(s, 2, "redirect", "the URL")?,
             "redirect",
             "the URL",
         )?;
-        let code = status_arg(state, 3, "redirect")?;
+        let code = status_arg(s, 3, "redirect")?;
         with_current("redirect", |c| {
             c.res
                 .redirect(&url, code)
-                .map_err(|e| format!("res:redirect: {e}"))
+                .map_err(|e| format!("res:redirect: {e}"))?;
+            Ok(0)
         })
-    })
+    }
 }
 
 /// `time.now` (0), `time.now_ms` (1) and `time.clock` (2).
-unsafe extern "C-unwind" fn time_fn<const WHICH: u8>(state: *mut ffi::lua_State) -> c_int {
-    let value = match WHICH {
-        0 => time::now(),
-        1 => time::now_ms(),
-        _ => time::clock(),
-    };
-    ffi::lua_pushinteger(state, value);
-    1
+struct TimeFn<const WHICH: u8>;
+impl<const WHICH: u8> CFn for TimeFn<WHICH> {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        s.push_int(match WHICH {
+            0 => time::now(),
+            1 => time::now_ms(),
+            _ => time::clock(),
+        });
+        Ok(1)
+    }
 }
 
-/// `time.date` (0) and `time.datetime` (1). The text is copied out of its
-/// `String` before the push, which may raise a memory error: nothing Rust
-/// owns is live then.
-unsafe extern "C-unwind" fn time_text<const WHICH: u8>(state: *mut ffi::lua_State) -> c_int {
-    let mut buf = [0u8; 32];
-    let n = {
+/// `time.date` (0) and `time.datetime` (1).
+struct TimeText<const WHICH: u8>;
+impl<const WHICH: u8> CText for TimeText<WHICH> {
+    fn call(_: &mut Stack<'_>) -> Result<ShortText, String> {
         let text = match WHICH {
             0 => time::date(),
             _ => time::datetime(),
         };
-        let n = text.len().min(buf.len());
-        buf[..n].copy_from_slice(&text.as_bytes()[..n]);
-        n
-    };
-    ffi::lua_pushlstring(state, buf.as_ptr().cast(), n);
-    1
+        Ok(ShortText::new(text.as_bytes()))
+    }
 }
 
 /// The `res` methods.
 pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    let fns: [(&str, ffi::lua_CFunction); 6] = [
-        ("status", res_status),
-        ("header", res_header),
-        ("json", res_json),
-        ("text", res_text),
-        ("html", res_html),
-        ("redirect", res_redirect),
-    ];
-    for (name, f) in fns {
-        // SAFETY: each function reads its arguments from the stack, pushes
-        // at most one value, and raises only when no Rust value is live.
-        t.raw_set(name, unsafe { lua.create_c_function(f)? })?;
-    }
+    t.raw_set("status", function::<ResStatus>(lua)?)?;
+    t.raw_set("header", function::<ResHeader>(lua)?)?;
+    t.raw_set("json", function::<ResJson>(lua)?)?;
+    t.raw_set("text", function::<ResText>(lua)?)?;
+    t.raw_set("html", function::<ResHtml>(lua)?)?;
+    t.raw_set("redirect", function::<ResRedirect>(lua)?)?;
     Ok(t)
 }
 
 /// Add `now`, `now_ms`, `clock`, `date` and `datetime` to the `time` table.
 pub(crate) fn add_time(lua: &Lua, t: &Table) -> mlua::Result<()> {
-    let fns: [(&str, ffi::lua_CFunction); 5] = [
-        ("now", time_fn::<0>),
-        ("now_ms", time_fn::<1>),
-        ("clock", time_fn::<2>),
-        ("date", time_text::<0>),
-        ("datetime", time_text::<1>),
-    ];
-    for (name, f) in fns {
-        // SAFETY: pushing an integer cannot raise; `time_text` pushes its
-        // string when no Rust value is live.
-        t.raw_set(name, unsafe { lua.create_c_function(f)? })?;
-    }
+    t.raw_set("now", function::<TimeFn<0>>(lua)?)?;
+    t.raw_set("now_ms", function::<TimeFn<1>>(lua)?)?;
+    t.raw_set("clock", function::<TimeFn<2>>(lua)?)?;
+    t.raw_set("date", text_function::<TimeText<0>>(lua)?)?;
+    t.raw_set("datetime", text_function::<TimeText<1>>(lua)?)?;
     Ok(())
 }

@@ -24,13 +24,13 @@ use std::ffi::c_void;
 use std::rc::Rc;
 
 use mlua::prelude::LuaThreadStatus as ThreadStatus;
-use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Thread, UserData, Value};
+use mlua::{AnyUserData, Function, Lua, MultiValue, Table, UserData, Value};
 
 use cove_core::{Job, JobOutput};
 
-use crate::budget::Running;
-use crate::coroutine::{self, Call, Coroutine, Resumed};
 use crate::error::describe;
+use crate::raw::budget::Running;
+use crate::raw::coroutine::{self, Call, Coroutine, Resumed};
 
 /// Turns a job's output into the function's results, or the message to raise.
 pub(crate) type Finish = fn(&Lua, JobOutput) -> mlua::Result<Result<MultiValue, String>>;
@@ -50,7 +50,7 @@ impl UserData for Pending {}
 
 /// A handler waiting on a job: its coroutine and how to read the output.
 pub(crate) struct Suspended {
-    thread: (Thread, Coroutine),
+    thread: Coroutine,
     finish: Finish,
 }
 
@@ -68,7 +68,7 @@ pub(crate) struct Suspend {
     /// A finished coroutine kept for the next call. One serves every call
     /// that does not wait; a call that starts while another waits makes a
     /// new one, and of several that finish the last is kept.
-    spare: Cell<Option<(Thread, Coroutine)>>,
+    spare: Cell<Option<Coroutine>>,
     /// Yielded first by slow functions, so other yields are told apart.
     marker: Table,
 }
@@ -191,10 +191,8 @@ pub(crate) fn start(lua: &Lua, st: &Suspend, call: Call<'_>) -> mlua::Result<Run
         None => coroutine::coroutine(lua, call.dispatch)?,
     };
     // Calls can nest (a test calling the app): restore the outer one's.
-    let outer = st.running.replace(thread.1.address());
-    let running = Running::enter(thread.1.state());
-    let resumed = coroutine::dispatch_in(lua, thread.1, call);
-    drop(running);
+    let outer = st.running.replace(thread.address());
+    let resumed = Running::with(&thread, || coroutine::dispatch_in(lua, &thread, call));
     st.running.set(outer);
     // A coroutine that raised is dropped: it cannot run again.
     match resumed? {
@@ -203,7 +201,7 @@ pub(crate) fn start(lua: &Lua, st: &Suspend, call: Call<'_>) -> mlua::Result<Run
             Ok(Run::Done(flow, req))
         }
         Resumed::Yielded => {
-            let (a, b) = coroutine::take_yielded(lua, thread.1)?;
+            let (a, b) = coroutine::take_yielded(lua, &thread)?;
             let (job, finish) = job_of(st, a, b)?;
             Ok(Run::Wait(job, Suspended { thread, finish }))
         }
@@ -215,13 +213,11 @@ pub(crate) fn resume(lua: &Lua, suspended: Suspended, output: JobOutput) -> mlua
     let st = state(lua)?;
     let args = finished(lua, suspended.finish, output)?;
     let thread = suspended.thread;
-    let outer = st.running.replace(thread.1.address());
-    let running = Running::enter(thread.1.state());
-    let result = thread.0.resume::<(Value, Value)>(args);
-    drop(running);
+    let outer = st.running.replace(thread.address());
+    let result = Running::with(&thread, || thread.thread().resume::<(Value, Value)>(args));
     st.running.set(outer);
     let (a, b) = result?;
-    if thread.0.status() != ThreadStatus::Resumable {
+    if thread.thread().status() != ThreadStatus::Resumable {
         st.spare.set(Some(thread));
         let req = match b {
             Value::Table(t) => Some(t),

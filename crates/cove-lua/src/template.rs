@@ -1,27 +1,22 @@
 //! `require("hull.template")`: cove-template bound to Lua.
 //!
-//! The renderer reads the data table where it lies, on the Lua stack: each
-//! value is a stack slot, fields are read with `lua_rawget` using keys kept
-//! ready as Lua strings (one per interned name, in a table indexed by the
-//! name's id), and the slots made for one output or loop item are popped
-//! right after it. Through mlua's handles each field read cost ~1k
-//! instructions; here it is a few dozen. Reads are raw: an `__index`
+//! The renderer reads the data table where it lies, on the Lua stack
+//! (raw/template.rs): through mlua's handles each field read cost ~1k
+//! instructions; there it is a few dozen. Reads are raw: an `__index`
 //! metamethod on template data is not consulted.
-#![allow(unsafe_code)]
 
 use std::cell::{Cell, RefCell};
-use std::ffi::c_int;
 use std::rc::Rc;
 
-use mlua::{ffi, AnyUserData, Lua, Table, UserData, Value};
+use mlua::{AnyUserData, Lua, Table, UserData, Value};
 
 use cove_core::AppFiles;
-use cove_template::{render_into, Flavor, Host, ItemKey, Key, Shape, Template, Templates};
+use cove_template::{Template, Templates};
 
 use crate::app_api::AppState;
 use crate::globals::{fail, Outcome};
-use crate::stack::encode_at;
-use crate::view::stack_bytes;
+use crate::raw::template::{kind_name, render_at, Slots};
+use crate::raw::{self, upvalue, CFnWith, FlagAndBytes, Stack};
 
 /// The module name apps require.
 pub(crate) const MODULE: &str = "hull.template";
@@ -55,21 +50,33 @@ return {
 }
 "#;
 
-/// Per-VM state: the template cache and the names made into Lua strings.
+/// Per-VM state: the renderer's [`Core`], the names made into Lua strings
+/// and the module table.
 struct State {
-    templates: RefCell<Templates>,
+    core: Rc<Core>,
     /// `keys[id + 1]` is name `id` as a Lua string.
     keys: Table,
+    module: Table,
+}
+
+/// What `template.render` reads on every call (it holds it: no Lua
+/// handles, so it can be dropped while the VM closes).
+struct Core {
+    templates: RefCell<Templates>,
     /// How many names `keys` holds.
     ready: Cell<usize>,
-    /// Per name id: the render (`generation`) that pushed the key string and
-    /// its stack slot. Kept between renders so no render allocates it.
-    slots: RefCell<Vec<(u32, c_int)>>,
-    generation: Cell<u32>,
+    /// The renderer's key slots, kept between renders.
+    slots: Slots,
     /// The page being rendered, or the last failure's message; kept (with
     /// its capacity) from one render to the next.
     page: RefCell<Vec<u8>>,
-    module: Table,
+}
+
+impl std::ops::Deref for State {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
 }
 
 /// A compiled template handed to Lua by `template.compile`.
@@ -158,28 +165,25 @@ fn build(lua: &Lua, files: AppFiles) -> mlua::Result<Value> {
         })?,
     )?;
     let keys = lua.create_table()?;
-    let sync = lua.create_function(|lua, ()| sync_names(&*state(lua)?))?;
     // Filled in below: the module table is made from `raw`, and the state
     // holds the module.
     let module: Table = lua.create_table()?;
-    let st = Rc::new(State {
+    let core = Rc::new(Core {
         templates: RefCell::new(Templates::new(files)),
-        keys: keys.clone(),
         ready: Cell::new(0),
-        slots: RefCell::new(Vec::new()),
-        generation: Cell::new(0),
+        slots: Slots::default(),
         page: RefCell::new(Vec::new()),
+    });
+    let st = Rc::new(State {
+        core: core.clone(),
+        keys: keys.clone(),
         module: module.clone(),
     });
-    // SAFETY: the closure's first upvalue points at the state, which the
-    // VM's app data owns for as long as the VM (and so the closure) lives.
-    let render: mlua::Function = unsafe {
-        lua.exec_raw((keys, sync), |state| {
-            ffi::lua_pushlightuserdata(state, Rc::as_ptr(&st).cast_mut().cast());
-            ffi::lua_rotate(state, -3, 1);
-            ffi::lua_pushcclosure(state, render_raw, 3);
-        })?
-    };
+    // A closure owning the core, over the table of names.
+    let (_, render): (Table, mlua::Function) = raw::exec(lua, keys, |s| {
+        s.push_value(1);
+        s.push_closure_with::<RenderRaw>(core, 1);
+    })?;
     raw.raw_set("render", render)?;
     let made: Table = lua.load(WRAPPER).set_name("=[cove template]").call(raw)?;
     for pair in made.pairs::<Value, Value>() {
@@ -207,29 +211,29 @@ fn sync_names(st: &State) -> mlua::Result<()> {
 /// `template.render(name, data)` as a plain C function: `true, page` or
 /// `false, message`. mlua's callback machinery, argument conversion and a
 /// protected call around the push cost ~5k instructions a render; here the
-/// arguments are read off the stack and the page is pushed from a buffer
-/// kept in the state. Lua calls (the name sync, the pushes, which can
-/// raise a memory error) are made only while no Rust value that needs
-/// dropping is alive.
-unsafe extern "C-unwind" fn render_raw(state: *mut ffi::lua_State) -> c_int {
-    // SAFETY (whole function): see `module` for the state pointer; the
-    // stack holds the arguments, padded to two.
-    let st = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<State>();
-    ffi::lua_settop(state, 2);
-    let mut step = render_page(state, st);
-    if step == Step::Sync {
-        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(3));
-        ffi::lua_callk(state, 0, 0, 0, None);
-        step = render_page(state, st);
+/// arguments are read off the stack and the page is pushed from the
+/// buffer kept in the core. Upvalue 2: the table of names.
+struct RenderRaw;
+impl CFnWith for RenderRaw {
+    type Data = Rc<Core>;
+
+    fn call<'d>(s: &mut Stack<'_>, core: &'d Rc<Core>) -> Result<FlagAndBytes<'d>, String> {
+        let mut step = render_page(s, core);
+        if step == Step::Sync {
+            let synced = state(s.lua()).and_then(|st| sync_names(&st));
+            step = match synced {
+                Ok(()) => render_page(s, core),
+                Err(e) => {
+                    if let Ok(mut page) = core.page.try_borrow_mut() {
+                        page.clear();
+                        page.extend_from_slice(format!("template.render: {e}").as_bytes());
+                    }
+                    Step::Failed
+                }
+            };
+        }
+        Ok(FlagAndBytes(step == Step::Done, &core.page))
     }
-    const BUSY: &[u8] = b"template.render: called while rendering";
-    let (ptr, len) = match st.page.try_borrow() {
-        Ok(page) => (page.as_ptr(), page.len()),
-        Err(_) => (BUSY.as_ptr(), BUSY.len()),
-    };
-    ffi::lua_pushboolean(state, c_int::from(step == Step::Done));
-    ffi::lua_pushlstring(state, ptr.cast(), len);
-    2
 }
 
 #[derive(PartialEq, Eq)]
@@ -244,7 +248,7 @@ enum Step {
 
 /// Render the template named by stack slot 1 with slot 2 into the state's
 /// page buffer. Everything it makes is dropped when it returns.
-unsafe fn render_page(state: *mut ffi::lua_State, st: &State) -> Step {
+fn render_page(s: &mut Stack<'_>, st: &Core) -> Step {
     let Ok(mut page) = st.page.try_borrow_mut() else {
         return Step::Failed;
     };
@@ -253,14 +257,14 @@ unsafe fn render_page(state: *mut ffi::lua_State, st: &State) -> Step {
         page.extend_from_slice(msg.as_bytes());
         Step::Failed
     };
-    if ffi::lua_type(state, 1) != ffi::LUA_TSTRING {
-        let got = kind_name(ffi::lua_type(state, 1));
+    let Some(name) = s.arg_str(1) else {
+        let got = kind_name(s.ty(1));
         return fail(
             &mut page,
             format!("template.render: the template name must be a string, got {got}"),
         );
-    }
-    let Ok(name) = std::str::from_utf8(stack_bytes(state, 1)) else {
+    };
+    let Ok(name) = std::str::from_utf8(name) else {
         return fail(
             &mut page,
             "template.render: the name is not valid UTF-8".into(),
@@ -273,7 +277,8 @@ unsafe fn render_page(state: *mut ffi::lua_State, st: &State) -> Step {
     if st.templates.borrow().names().len() != st.ready.get() {
         return Step::Sync;
     }
-    match render_at(state, st, &t, 2, ffi::lua_upvalueindex(2), &mut page) {
+    let ready = st.ready.get();
+    match render_at(s, &st.slots, ready, &t, 2, upvalue(2), &mut page) {
         Ok(()) => Step::Done,
         Err(e) => fail(&mut page, format!("template.render: {e}")),
     }
@@ -291,416 +296,12 @@ fn run(lua: &Lua, t: &Template, data: Value, api: &str) -> mlua::Result<Outcome>
     sync_names(&st)?;
     let mut page = Vec::new();
     let mut result = Ok(());
-    // SAFETY: `render_at` calls only functions that cannot raise a Lua
-    // error, so no error unwinds through the renderer's frames.
-    unsafe {
-        lua.exec_raw::<()>((data, &st.keys), |state| {
-            let top = ffi::lua_gettop(state);
-            result = render_at(state, &st, t, top - 1, top, &mut page);
-        })?;
-    }
+    raw::exec::<()>(lua, (data, &st.keys), |s| {
+        result = render_at(s, &st.slots, st.ready.get(), t, 1, 2, &mut page);
+    })?;
     match result {
         Ok(()) => Ok((true, Value::String(lua.create_string(page)?))),
         Err(e) => fail(lua, format!("template.{api}: {e}")),
-    }
-}
-
-/// Render `t` with the value at stack slot `data` into `out`; `keys` is
-/// the slot (or upvalue) of the table of name strings, which `sync_names`
-/// has filled. Uses only functions that cannot raise a Lua error (raw
-/// reads, `lua_next` on keys it got from the same table, `lua_checkstack`,
-/// `lua_settop` on plain values) and strings already on the stack; the
-/// stack is as it found it when it returns.
-unsafe fn render_at(
-    state: *mut ffi::lua_State,
-    st: &State,
-    t: &Template,
-    data: c_int,
-    keys: c_int,
-    out: &mut Vec<u8>,
-) -> Result<(), cove_template::Error> {
-    let ready = st.ready.get();
-    let Ok(mut slots) = st.slots.try_borrow_mut() else {
-        return Err(cove_template::Error::bare(
-            cove_template::ErrorKind::Render,
-            "called while rendering",
-        ));
-    };
-    slots.resize(ready, (0, 0));
-    let mut generation = st.generation.get().wrapping_add(1);
-    if generation == 0 {
-        // Wrapped: entries of an old render must not look current.
-        slots.fill((0, 0));
-        generation = 1;
-    }
-    st.generation.set(generation);
-    let top = ffi::lua_gettop(state);
-    let mut host = LuaHost {
-        state,
-        data: Slot {
-            idx: data,
-            ty: ffi::lua_type(state, data),
-        },
-        keys,
-        ready,
-        slots: &mut slots,
-        generation,
-        top,
-        room: top,
-        kept: Vec::new(),
-    };
-    let result = render_into(t, &mut host, out);
-    ffi::lua_settop(state, top);
-    result
-}
-
-/// A value: its stack slot and its type, known from the call that pushed
-/// it (so reading a value's shape needs no `lua_type` call).
-#[derive(Clone, Copy)]
-struct Slot {
-    idx: c_int,
-    ty: c_int,
-}
-
-/// A nil that has no slot.
-const NIL: Slot = Slot {
-    idx: 0,
-    ty: ffi::LUA_TNIL,
-};
-
-/// Values are stack slots. The host keeps its own count of the stack top
-/// and of the room it made, so marks, releases and most pushes need no call
-/// into Lua to check.
-struct LuaHost<'a> {
-    state: *mut ffi::lua_State,
-    data: Slot,
-    keys: c_int,
-    ready: usize,
-    /// Name id → (generation, slot) of the key strings `prepare` pushed.
-    slots: &'a mut [(u32, c_int)],
-    generation: u32,
-    top: c_int,
-    room: c_int,
-    /// Per running `{% for x in … %}`, innermost last: the list's slot and
-    /// the slot below its items when `items` kept them on the stack.
-    kept: Vec<Option<(c_int, c_int)>>,
-}
-
-/// The most items a loop keeps on the Lua stack.
-const KEEP: usize = 1024;
-
-impl LuaHost<'_> {
-    /// Make room for `n` more slots (in steps, so most calls are a compare).
-    #[inline]
-    fn reserve(&mut self, n: c_int) -> bool {
-        if self.top + n <= self.room {
-            return true;
-        }
-        // SAFETY: growing the stack reports failure instead of raising.
-        if unsafe { ffi::lua_checkstack(self.state, n + 32) } == 0 {
-            return false;
-        }
-        self.room = self.top + n + 32;
-        true
-    }
-
-    /// Turn a packed `db.query` result into plain rows before reading it
-    /// raw (rows.rs); other values are left alone.
-    #[inline]
-    fn plain(&mut self, v: &Slot) {
-        if v.ty == ffi::LUA_TTABLE && self.reserve(4) {
-            // SAFETY: with the heap cap lifted nothing here raises; the
-            // stack above `top` is scratch space, restored on return.
-            unsafe { crate::rows::unpack_uncapped(self.state, v.idx) };
-        }
-    }
-
-    /// Push `obj[key]`, read raw; returns its type.
-    #[inline]
-    fn raw_field(&mut self, obj: &Slot, key: &Key) -> c_int {
-        let id = key.id as usize;
-        // SAFETY: the key is a string on the stack since `prepare`, or in
-        // `keys` (or, past the interner's bound, pushed here: a short
-        // string), and `lua_rawget` calls no metamethod.
-        unsafe {
-            match self.slots.get(id) {
-                Some(&(g, idx)) if g == self.generation => ffi::lua_pushvalue(self.state, idx),
-                _ if id < self.ready => {
-                    ffi::lua_rawgeti(self.state, self.keys, id as ffi::lua_Integer + 1);
-                }
-                _ => {
-                    ffi::lua_pushlstring(self.state, key.name.as_ptr().cast(), key.name.len());
-                }
-            }
-            ffi::lua_rawget(self.state, obj.idx)
-        }
-    }
-
-    /// A field read found nil (pushed): if `obj` is a req table, its fields
-    /// built on first read are set and the field is read again. Out of
-    /// line: only a missing field pays for the check.
-    #[cold]
-    #[inline(never)]
-    fn missing_field(&mut self, obj: &Slot, key: &Key) -> c_int {
-        if !self.reserve(4) {
-            return ffi::LUA_TNIL;
-        }
-        // SAFETY: the nil just pushed is popped; `fill` keeps the stack
-        // and, with the heap cap lifted, raises nothing.
-        unsafe {
-            ffi::lua_settop(self.state, -2);
-            if crate::req::fill_if_req(self.state, obj.idx) {
-                return self.raw_field(obj, key);
-            }
-            ffi::lua_pushnil(self.state);
-        }
-        ffi::LUA_TNIL
-    }
-
-    /// The value of type `ty` just pushed (a nil keeps its slot too: the
-    /// next release pops it with the rest, one `lua_settop` less).
-    #[inline]
-    fn pushed(&mut self, ty: c_int) -> Slot {
-        self.top += 1;
-        Slot { idx: self.top, ty }
-    }
-}
-
-fn kind_name(ty: c_int) -> &'static str {
-    match ty {
-        ffi::LUA_TNIL | ffi::LUA_TNONE => "nil",
-        ffi::LUA_TSTRING => "a string",
-        ffi::LUA_TNUMBER => "a number",
-        ffi::LUA_TBOOLEAN => "a boolean",
-        ffi::LUA_TFUNCTION => "a function",
-        ffi::LUA_TTABLE => "a table",
-        _ => "a userdata",
-    }
-}
-
-impl Host for LuaHost<'_> {
-    type Value = Slot;
-
-    fn flavor(&self) -> Flavor {
-        Flavor::Lua
-    }
-
-    fn data(&mut self) -> Slot {
-        self.data
-    }
-
-    #[inline]
-    fn field(&mut self, obj: &Slot, key: &Key) -> Slot {
-        // No `plain` here: a name read from a packed result finds nothing,
-        // as it would in the plain array (only integer keys), and this is
-        // the renderer's hottest read.
-        if obj.ty != ffi::LUA_TTABLE || !self.reserve(1) {
-            return NIL;
-        }
-        let mut ty = self.raw_field(obj, key);
-        if ty == ffi::LUA_TNIL {
-            ty = self.missing_field(obj, key);
-        }
-        self.pushed(ty)
-    }
-
-    fn prepare(&mut self, keys: &[Key]) {
-        // A `lua_pushvalue` from a slot per read instead of a `lua_rawgeti`
-        // from the keys table (~35 instructions less a read).
-        if !self.reserve(keys.len() as c_int) {
-            return;
-        }
-        for k in keys {
-            let id = k.id as usize;
-            if id >= self.ready || id >= self.slots.len() {
-                continue;
-            }
-            // SAFETY: a raw integer read from the keys table, room reserved.
-            unsafe { ffi::lua_rawgeti(self.state, self.keys, id as ffi::lua_Integer + 1) };
-            self.top += 1;
-            self.slots[id] = (self.generation, self.top);
-        }
-    }
-
-    #[inline]
-    fn shape(&mut self, v: &Slot) -> Shape<'_> {
-        let (state, idx) = (self.state, v.idx);
-        // The type was read when the slot was pushed, so the value is read
-        // here directly: mapped through view.rs's `View` this cost ~1k
-        // instructions on the template benchmark's `/full` (+1.3%).
-        // SAFETY: reads of a value on the stack; `lua_tolstring` only on
-        // strings (no conversion, no allocation); the bytes live as long as
-        // the slot, which outlives this borrow of the host.
-        unsafe {
-            match v.ty {
-                ffi::LUA_TNIL | ffi::LUA_TNONE => Shape::Nil,
-                ffi::LUA_TBOOLEAN => Shape::Bool(ffi::lua_toboolean(state, idx) != 0),
-                ffi::LUA_TNUMBER if ffi::lua_isinteger(state, idx) != 0 => {
-                    Shape::Int(ffi::lua_tointegerx(state, idx, std::ptr::null_mut()))
-                }
-                ffi::LUA_TNUMBER => {
-                    Shape::Float(ffi::lua_tonumberx(state, idx, std::ptr::null_mut()))
-                }
-                ffi::LUA_TSTRING => Shape::Str(stack_bytes(state, idx).into()),
-                _ => Shape::Table,
-            }
-        }
-    }
-    fn items(&mut self, v: &Slot) -> Result<usize, String> {
-        if v.ty != ffi::LUA_TTABLE {
-            return Err(format!("cannot loop over {}", kind_name(v.ty)));
-        }
-        self.plain(v);
-        // `ipairs`: up to the first nil. The items counted stay on the stack
-        // for `item` (one read per item, no pop per count), up to `KEEP`.
-        let base = self.top;
-        let mut n = 0;
-        while n < KEEP && self.reserve(1) {
-            // SAFETY: a raw integer read, room reserved.
-            let ty = unsafe { ffi::lua_rawgeti(self.state, v.idx, n as ffi::lua_Integer + 1) };
-            self.top += 1;
-            if ty == ffi::LUA_TNIL {
-                self.kept.push(Some((v.idx, base)));
-                return Ok(n);
-            }
-            n += 1;
-        }
-        self.release(base as usize);
-        self.kept.push(None);
-        if !self.reserve(1) {
-            return Err("Lua stack exhausted".into());
-        }
-        // Too long to keep: counted, each popped at once.
-        // SAFETY: raw integer reads, each popped at once.
-        unsafe {
-            while ffi::lua_rawgeti(self.state, v.idx, n as ffi::lua_Integer + 1) != ffi::LUA_TNIL {
-                ffi::lua_settop(self.state, self.top);
-                n += 1;
-            }
-            ffi::lua_settop(self.state, self.top);
-        }
-        Ok(n)
-    }
-
-    #[inline]
-    fn item(&mut self, v: &Slot, i: usize) -> Slot {
-        if let Some(&Some((table, base))) = self.kept.last() {
-            if table == v.idx {
-                let idx = base + 1 + i as c_int;
-                // SAFETY: the item's slot, kept since `items` (the
-                // renderer releases nothing below a loop while it runs).
-                let ty = unsafe { ffi::lua_type(self.state, idx) };
-                return Slot { idx, ty };
-            }
-        }
-        if !self.reserve(1) {
-            return NIL;
-        }
-        // SAFETY: a raw integer read from a table.
-        let ty = unsafe { ffi::lua_rawgeti(self.state, v.idx, i as ffi::lua_Integer + 1) };
-        self.pushed(ty)
-    }
-
-    fn end_items(&mut self, _v: &Slot) {
-        self.kept.pop();
-    }
-
-    fn entries(&mut self, v: &Slot) -> Result<Vec<(ItemKey, Slot)>, String> {
-        if v.ty != ffi::LUA_TTABLE {
-            return Err(format!("cannot loop over {}", kind_name(v.ty)));
-        }
-        self.plain(v);
-        if self.reserve(4) {
-            // SAFETY: `fill` keeps the stack and, uncapped, raises nothing.
-            unsafe { crate::req::fill_if_req(self.state, v.idx) };
-        }
-        let state = self.state;
-        let mut out = Vec::new();
-        // SAFETY: `lua_next` with the key it returned last (copied, so the
-        // original and its value stay on the stack as the entry's slots);
-        // keys are read without conversion.
-        unsafe {
-            ffi::lua_pushnil(state);
-            loop {
-                if ffi::lua_checkstack(state, 3) == 0 {
-                    return Err("table too large for the Lua stack".into());
-                }
-                if ffi::lua_next(state, v.idx) == 0 {
-                    break;
-                }
-                let value = ffi::lua_gettop(state);
-                let key = match ffi::lua_type(state, value - 1) {
-                    ffi::LUA_TNUMBER if ffi::lua_isinteger(state, value - 1) != 0 => Some(
-                        ItemKey::Int(ffi::lua_tointegerx(state, value - 1, std::ptr::null_mut())),
-                    ),
-                    ffi::LUA_TSTRING => Some(ItemKey::Str(
-                        String::from_utf8_lossy(stack_bytes(state, value - 1)).into_owned(),
-                    )),
-                    _ => None,
-                };
-                if let Some(key) = key {
-                    let ty = ffi::lua_type(state, value);
-                    out.push((key, Slot { idx: value, ty }));
-                }
-                ffi::lua_pushvalue(state, value - 1);
-            }
-            self.top = ffi::lua_gettop(state);
-            self.room = self.top;
-        }
-        // `pairs` has no order; integer keys ascending, then names sorted,
-        // so a page renders the same on every worker and every run.
-        out.sort_by(|(a, _), (b, _)| match (a, b) {
-            (ItemKey::Int(x), ItemKey::Int(y)) => x.cmp(y),
-            (ItemKey::Int(_), ItemKey::Str(_)) => std::cmp::Ordering::Less,
-            (ItemKey::Str(_), ItemKey::Int(_)) => std::cmp::Ordering::Greater,
-            (ItemKey::Str(x), ItemKey::Str(y)) => x.cmp(y),
-        });
-        Ok(out)
-    }
-
-    fn count(&mut self, v: &Slot) -> usize {
-        if v.ty != ffi::LUA_TTABLE {
-            return 0;
-        }
-        self.plain(v);
-        // SAFETY: `#t` without metamethods.
-        unsafe { ffi::lua_rawlen(self.state, v.idx) as usize }
-    }
-
-    fn json(&mut self, v: &Slot, out: &mut Vec<u8>) -> Result<(), String> {
-        if v.idx == 0 || v.ty == ffi::LUA_TNIL {
-            out.extend_from_slice(b"null");
-            return Ok(());
-        }
-        // SAFETY: the JSON walker only reads (stack.rs).
-        let bytes = unsafe { encode_at(self.state, v.idx) }.map_err(|e| e.to_string())?;
-        out.extend_from_slice(&bytes);
-        Ok(())
-    }
-
-    fn display(&mut self, v: &Slot, out: &mut Vec<u8>) {
-        // `tostring` of a table or function (no `__tostring`: it could raise).
-        // SAFETY: reading the pointer identity of a value.
-        let ptr = unsafe { ffi::lua_topointer(self.state, v.idx) };
-        let kind = kind_name(v.ty).trim_start_matches("a ");
-        out.extend_from_slice(format!("{kind}: {ptr:p}").as_bytes());
-    }
-
-    const RELEASES: bool = true;
-
-    #[inline]
-    fn mark(&mut self) -> usize {
-        self.top as usize
-    }
-
-    #[inline]
-    fn release(&mut self, mark: usize) {
-        let mark = mark as c_int;
-        if mark != self.top {
-            // SAFETY: popping plain values this host pushed above `mark`.
-            unsafe { ffi::lua_settop(self.state, mark) };
-            self.top = mark;
-        }
     }
 }
 

@@ -42,9 +42,10 @@ pub fn run_suite(app: LuaApp, files: &AppFiles, test_files: &[String], suite: &m
                 continue;
             }
         };
-        let call = app.engine.budget.begin();
-        let loaded = lua.load(source).set_name(format!("@{file}")).exec();
-        drop(call);
+        let loaded = app
+            .engine
+            .budget
+            .run(|| lua.load(source).set_name(format!("@{file}")).exec());
         if let Err(e) = loaded {
             suite.load_error(&describe(&e));
             continue;
@@ -52,9 +53,10 @@ pub fn run_suite(app: LuaApp, files: &AppFiles, test_files: &[String], suite: &m
         suite.trail.clear();
         let registered = std::mem::take(&mut *cases.borrow_mut());
         for (name, case) in registered {
-            let call = app.engine.budget.begin();
-            let outcome = case.call::<()>(()).map_err(|e| describe(&e));
-            drop(call);
+            let outcome = app
+                .engine
+                .budget
+                .run(|| case.call::<()>(()).map_err(|e| describe(&e)));
             suite.case(&name, outcome);
         }
     }

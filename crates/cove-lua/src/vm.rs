@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, LuaOptions, StdLib, Value, Variadic};
 
-pub(crate) use crate::budget::Budget;
+pub(crate) use crate::raw::budget::Budget;
 
 use cove_core::Limits;
 
@@ -28,7 +28,7 @@ pub(crate) fn new_state(limits: &Limits) -> mlua::Result<(Lua, Rc<Budget>)> {
     string.raw_set("dump", Value::Nil)?;
     g.raw_set("print", lua.create_function(print)?)?;
 
-    crate::layout::probe(&lua)?;
+    crate::raw::layout::probe(&lua)?;
     let budget = Rc::new(Budget::install(&lua, limits.max_instructions)?);
     Ok((lua, budget))
 }
@@ -49,38 +49,6 @@ pub(crate) fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> mlua::Result<R>) -> ml
         }
     }
     result
-}
-
-/// [`unlimited`] for a Lua C function: `f` pushes its results on `state`
-/// and says how many (or fails). Over the cap after a full collection, its
-/// results are dropped (so an error message can be pushed) and the outer
-/// `Err` says so.
-///
-/// # Safety
-/// `state` is the running thread of a C function call.
-#[allow(unsafe_code)]
-pub(crate) unsafe fn unlimited_raw(
-    state: *mut mlua::ffi::lua_State,
-    f: impl FnOnce(&Lua) -> Result<std::ffi::c_int, String>,
-) -> Result<Result<std::ffi::c_int, String>, String> {
-    use mlua::ffi;
-    let lua = Lua::get_or_init_from_ptr(state);
-    let limit = lua.set_memory_limit(0).map_err(|e| e.to_string())?;
-    let top = ffi::lua_gettop(state);
-    let result = f(lua);
-    let _ = lua.set_memory_limit(limit);
-    // A full collection raises nothing: Lua 5.4 turns finalizer errors into
-    // warnings.
-    let over = || limit != 0 && lua.used_memory() > limit;
-    if over() {
-        ffi::lua_gc(state, ffi::LUA_GCCOLLECT);
-        if over() {
-            ffi::lua_settop(state, top);
-            ffi::lua_gc(state, ffi::LUA_GCCOLLECT);
-            return Err(cove_core::OUT_OF_HEAP.to_string());
-        }
-    }
-    Ok(result)
 }
 
 /// `over_budget()`: raises once the budget is spent, so a `pcall` cannot
@@ -141,20 +109,20 @@ mod tests {
     #[test]
     fn budget_stops_an_infinite_loop() {
         let (lua, budget) = state(100_000);
-        let call = budget.begin();
-        let err = lua
-            .load("while true do end")
-            .set_name("@app.lua")
-            .exec()
-            .unwrap_err();
+        let err = budget.run(|| {
+            lua.load("while true do end")
+                .set_name("@app.lua")
+                .exec()
+                .unwrap_err()
+        });
         assert!(
             err.to_string().contains("instruction limit exceeded"),
             "{err}"
         );
-        drop(call);
-        let _call = budget.begin();
-        lua.load("local x = 0 for i = 1, 1000 do x = x + i end")
-            .exec()
-            .unwrap();
+        budget.run(|| {
+            lua.load("local x = 0 for i = 1, 1000 do x = x + i end")
+                .exec()
+                .unwrap()
+        });
     }
 }

@@ -1,5 +1,5 @@
-//! `json.encode` and `res:json` (stack.rs's walk over the Lua stack, the
-//! objects of scalars layout.rs reads straight from a table's hash part)
+//! `json.encode` and `res:json` (raw/json.rs's walk over the Lua stack, the
+//! objects of scalars raw/layout.rs reads straight from a table's hash part)
 //! against the plain-Lua reference in reference.lua.
 
 use mlua::Lua;

@@ -1,4 +1,4 @@
-//! `db.query` results (rows.rs): packed into a userdata, written to JSON
+//! `db.query` results (raw/rows.rs): packed into a userdata, written to JSON
 //! straight from it, or turned into row tables on first look. Each is
 //! compared with the same rows built by plain script code from the values
 //! the query was given, over generated column names (repeated, unicode,

@@ -16,14 +16,10 @@
 use std::cell::Cell as StdCell;
 use std::ffi::{c_int, c_void};
 
-use mlua::{ffi, Lua, Value};
-use smallvec::SmallVec;
-
-use cove_caps::json::{
-    is_plain, put_float, put_int, put_string, write_string, JsonError, MAX_FLOAT_LEN, MAX_INT_LEN,
-};
-use cove_core::Room;
 use cove_db::{DbError, Row, ValueRef};
+use mlua::{ffi, Lua, Value};
+
+use super::Lifted;
 
 /// Results this long or longer stay packed; one row is built at once (it is
 /// usually read right away, and packing would only add work).
@@ -43,15 +39,15 @@ fn key(k: &'static u8) -> *const c_void {
 /// Lua strings) at `start..start + bits` of the byte area.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct Cell {
-    kind: u32,
-    start: u32,
-    bits: u64,
+pub(super) struct Cell {
+    pub(super) kind: u32,
+    pub(super) start: u32,
+    pub(super) bits: u64,
 }
 
-const NULL: u32 = 0;
-const INT: u32 = 1;
-const REAL: u32 = 2;
+pub(super) const NULL: u32 = 0;
+pub(super) const INT: u32 = 1;
+pub(super) const REAL: u32 = 2;
 const BYTES: u32 = 3;
 
 /// How the userdata starts; then `cols` name cells, `rows * cols` value
@@ -70,18 +66,18 @@ const CELL: usize = std::mem::size_of::<Cell>();
 const HEADER: usize = std::mem::size_of::<Header>();
 
 /// A result, read from the scratch collector or from a userdata block.
-struct Packed<'a> {
-    rows: usize,
-    cols: usize,
-    names: &'a [Cell],
-    cells: &'a [Cell],
-    bytes: &'a [u8],
+pub(super) struct Packed<'a> {
+    pub(super) rows: usize,
+    pub(super) cols: usize,
+    pub(super) names: &'a [Cell],
+    pub(super) cells: &'a [Cell],
+    pub(super) bytes: &'a [u8],
 }
 
 impl<'a> Packed<'a> {
     /// # Safety
     /// `block` is a userdata this module wrote, alive for `'a`.
-    unsafe fn from_block(block: *const u8) -> Packed<'a> {
+    pub(super) unsafe fn from_block(block: *const u8) -> Packed<'a> {
         let h = std::ptr::read_unaligned(block.cast::<Header>());
         let (rows, cols) = (h.rows as usize, h.cols as usize);
         let names = block.add(HEADER).cast::<Cell>();
@@ -96,11 +92,11 @@ impl<'a> Packed<'a> {
         }
     }
 
-    fn text(&self, c: Cell) -> &'a [u8] {
+    pub(super) fn text(&self, c: Cell) -> &'a [u8] {
         &self.bytes[c.start as usize..c.start as usize + c.bits as usize]
     }
 
-    fn row(&self, r: usize) -> &'a [Cell] {
+    pub(super) fn row(&self, r: usize) -> &'a [Cell] {
         &self.cells[r * self.cols..(r + 1) * self.cols]
     }
 }
@@ -188,12 +184,29 @@ thread_local! {
 /// Run `query(each_row)` and push its rows as Hull returns them: an array
 /// of tables keyed by column name, NULL columns absent (packed when long).
 /// Nothing is pushed on failure.
+pub(crate) fn query<F>(s: &mut Lifted<'_, '_>, query: F) -> Result<(), DbError>
+where
+    F: FnOnce(&mut dyn FnMut(&[&str], &Row<'_>) -> Result<(), DbError>) -> Result<(), DbError>,
+{
+    if !s.reserve(3) {
+        return Err(DbError::Callback("Lua stack overflow".into()));
+    }
+    // SAFETY: the cap is lifted (`Lifted`) and 3 slots are free; the
+    // result is pushed above the frame's slots.
+    unsafe {
+        let outcome = query_raw(s.state(), query);
+        s.resync();
+        outcome
+    }
+}
+
+/// [`query`] on the raw stack.
 ///
 /// # Safety
 /// Call it with the heap cap lifted (`vm::unlimited`, or db.rs): then the
 /// pushes cannot fail on the cap, and a real out-of-memory aborts, so no
 /// Lua error unwinds through these frames. Needs 3 free stack slots.
-pub(crate) unsafe fn query<F>(state: *mut ffi::lua_State, query: F) -> Result<(), DbError>
+unsafe fn query_raw<F>(state: *mut ffi::lua_State, query: F) -> Result<(), DbError>
 where
     F: FnOnce(&mut dyn FnMut(&[&str], &Row<'_>) -> Result<(), DbError>) -> Result<(), DbError>,
 {
@@ -331,7 +344,7 @@ unsafe fn is_meta(state: *mut ffi::lua_State, mt: c_int) -> bool {
 
 /// The block of the packed result at absolute index `idx`, if it is one.
 /// Needs 3 free stack slots; never raises.
-pub(crate) unsafe fn packed_at(state: *mut ffi::lua_State, idx: c_int) -> Option<*const u8> {
+pub(super) unsafe fn packed_at(state: *mut ffi::lua_State, idx: c_int) -> Option<*const u8> {
     match meta_at(state, idx) {
         Meta::Packed(block) => Some(block),
         _ => None,
@@ -339,7 +352,7 @@ pub(crate) unsafe fn packed_at(state: *mut ffi::lua_State, idx: c_int) -> Option
 }
 
 /// What the metatable of the table at absolute index `idx` says of it.
-pub(crate) enum Meta {
+pub(super) enum Meta {
     /// It has none.
     None,
     /// A packed result, with its block.
@@ -349,7 +362,7 @@ pub(crate) enum Meta {
 }
 
 /// [`packed_at`], telling a table with another metatable from one with none.
-pub(crate) unsafe fn meta_at(state: *mut ffi::lua_State, idx: c_int) -> Meta {
+pub(super) unsafe fn meta_at(state: *mut ffi::lua_State, idx: c_int) -> Meta {
     if ffi::lua_getmetatable(state, idx) == 0 {
         return Meta::None;
     }
@@ -368,9 +381,18 @@ pub(crate) unsafe fn meta_at(state: *mut ffi::lua_State, idx: c_int) -> Meta {
     }
 }
 
+/// Turn the packed result at `idx` (if it is one) into the plain array of
+/// rows.
+pub(crate) fn unpack(s: &mut Lifted<'_, '_>, idx: c_int) {
+    let idx = s.abs(idx);
+    // SAFETY: the cap is lifted, so nothing raises; the stack is left as
+    // it was (the table stays in its slot).
+    unsafe { unpack_raw(s.state(), idx) }
+}
+
 /// Turn the packed result at absolute index `idx` (if it is one) into the
 /// plain array of rows. Raises only on a memory error.
-pub(crate) unsafe fn unpack(state: *mut ffi::lua_State, idx: c_int) {
+pub(super) unsafe fn unpack_raw(state: *mut ffi::lua_State, idx: c_int) {
     if ffi::lua_type(state, idx) != ffi::LUA_TTABLE || ffi::lua_checkstack(state, 4) == 0 {
         return;
     }
@@ -389,7 +411,7 @@ pub(crate) unsafe fn unpack(state: *mut ffi::lua_State, idx: c_int) {
 /// [`unpack`] where a Lua error must not be raised (the template renderer):
 /// the heap cap is lifted meanwhile, so only a real out-of-memory, which
 /// aborts, could fail. The caller makes room for 3 values.
-pub(crate) unsafe fn unpack_uncapped(state: *mut ffi::lua_State, idx: c_int) {
+pub(super) unsafe fn unpack_uncapped(state: *mut ffi::lua_State, idx: c_int) {
     if packed_at(state, idx).is_none() {
         return;
     }
@@ -397,195 +419,34 @@ pub(crate) unsafe fn unpack_uncapped(state: *mut ffi::lua_State, idx: c_int) {
     let Ok(limit) = lua.set_memory_limit(0) else {
         return;
     };
-    unpack(state, idx);
+    unpack_raw(state, idx);
     let _ = lua.set_memory_limit(limit);
-}
-
-/// Write the packed result as the encoder would write its plain form:
-/// objects with sorted keys, the last non-NULL of equal names, `[]` for a
-/// row with no values.
-pub(crate) unsafe fn write_json(block: *const u8, out: &mut Vec<u8>) -> Result<(), JsonError> {
-    let p = Packed::from_block(block);
-    // Nothing here is allocated for a result of up to 16 columns (the
-    // keys' buffer is kept between calls): three allocations and frees were
-    // ~400 instructions of a 20-row result.
-    let mut order: SmallVec<[usize; 16]> = (0..p.cols).collect();
-    order.sort_by(|&a, &b| key_order(p.text(p.names[a]), p.text(p.names[b])).then(a.cmp(&b)));
-    // One member per distinct name: its `,"name":` and its columns, a run of
-    // `order` (more than one only when names repeat).
-    let mut keys = KEYS.take();
-    keys.clear();
-    let mut members: SmallVec<[Member; 16]> = SmallVec::new();
-    let mut i = 0;
-    while i < order.len() {
-        let name = p.text(p.names[order[i]]);
-        let mut j = i + 1;
-        while j < order.len() && p.text(p.names[order[j]]) == name {
-            j += 1;
-        }
-        let from = keys.len();
-        keys.push(b',');
-        write_string(&mut keys, name);
-        keys.push(b':');
-        members.push(Member {
-            col: order[i],
-            cols: i..j,
-            key: from..keys.len(),
-        });
-        i = j;
-    }
-    // Plain slices in the loops: a `SmallVec` checks where it keeps its
-    // items at every access.
-    let written = write_rows(&p, &order, &members, &keys, out);
-    if keys.capacity() <= 4096 {
-        KEYS.set(keys);
-    }
-    written
-}
-
-/// [`write_json`]'s rows, with the members' keys ready.
-fn write_rows(
-    p: &Packed<'_>,
-    order: &[usize],
-    members: &[Member],
-    keys: &[u8],
-    out: &mut Vec<u8>,
-) -> Result<(), JsonError> {
-    // A row with a value in every column and no repeated name, the usual
-    // kind, is written member after member; `{` replaces the first comma.
-    let simple = members.len() == p.cols;
-    // All of it, if no text needs escaping: then no write below grows `out`.
-    let per_row = keys.len() + 3;
-    let cells: usize = p.cells.iter().map(|&c| room_for(c)).sum();
-    let all = 2 + p.rows * per_row + cells;
-    let mut room = Room::new(out, all);
-    let member_keys: SmallVec<[&[u8]; 16]> = members.iter().map(|m| &keys[m.key.clone()]).collect();
-    room.byte(b'[');
-    for r in 0..p.rows {
-        let row = p.row(r);
-        if r > 0 {
-            room.byte(b',');
-        }
-        if simple && row.iter().all(|c| c.kind != NULL) {
-            // SAFETY: the room left covers the rows still to write, each
-            // row's share being its keys, braces, comma and `room_for` of
-            // its cells (~1k instructions of checks a 20-row result). Only
-            // text that needs escaping writes beyond its share; the room
-            // is then reserved again in full.
-            unsafe {
-                room.byte_reserved(b'{');
-                for (k, m) in members.iter().enumerate() {
-                    let key = member_keys[k];
-                    room.put_reserved(if k == 0 { &key[1..] } else { key });
-                    let c = row[m.col];
-                    match c.kind {
-                        INT => {
-                            room.put_reserved(itoa::Buffer::new().format(c.bits as i64).as_bytes())
-                        }
-                        REAL => put_float(&mut room, f64::from_bits(c.bits))?,
-                        _ => {
-                            let text = p.text(c);
-                            if is_plain(text) {
-                                room.byte_reserved(b'"');
-                                room.put_reserved(text);
-                                room.byte_reserved(b'"');
-                            } else {
-                                put_string(&mut room, text);
-                                room.reserve(all);
-                            }
-                        }
-                    }
-                }
-                room.byte_reserved(b'}');
-            }
-            continue;
-        }
-        let mut first = true;
-        for m in members {
-            // Equal names: the last non-NULL wins, as in the row table.
-            let mut last = order[m.cols.clone()].iter().rev().map(|&c| row[c]);
-            let Some(c) = last.find(|c| c.kind != NULL) else {
-                continue;
-            };
-            let key = &keys[m.key.clone()];
-            if first {
-                room.byte(b'{');
-                room.put(&key[1..]);
-                first = false;
-            } else {
-                room.put(key);
-            }
-            put_cell(&mut room, p, c)?;
-        }
-        room.put(if first { b"[]" } else { b"}" });
-        // Its text may have been escaped past its share, and the rows
-        // after it may be written unchecked.
-        room.reserve(all);
-    }
-    room.byte(b']');
-    Ok(())
-}
-
-thread_local! {
-    /// [`write_json`]'s key bytes, kept for their capacity.
-    static KEYS: StdCell<Vec<u8>> = const { StdCell::new(Vec::new()) };
-}
-
-/// Write a non-NULL cell's value.
-#[inline(always)]
-fn put_cell(room: &mut Room<'_>, p: &Packed<'_>, c: Cell) -> Result<(), JsonError> {
-    match c.kind {
-        INT => put_int(room, c.bits as i64),
-        REAL => put_float(room, f64::from_bits(c.bits))?,
-        _ => put_string(room, p.text(c)),
-    }
-    Ok(())
-}
-
-/// A key of the rows' objects.
-struct Member {
-    /// Its first column.
-    col: usize,
-    /// Its columns, as a range of the sorted order.
-    cols: std::ops::Range<usize>,
-    /// Its `"name":` in the key bytes.
-    key: std::ops::Range<usize>,
-}
-
-/// The most a cell's JSON takes when its text needs no escaping.
-fn room_for(c: Cell) -> usize {
-    match c.kind {
-        NULL => 0,
-        INT => MAX_INT_LEN,
-        REAL => MAX_FLOAT_LEN,
-        _ => c.bits as usize + 2,
-    }
 }
 
 /// `__index`, `__newindex`, `__len`, `__pairs`: unpack, then act raw.
 unsafe extern "C-unwind" fn mm_index(state: *mut ffi::lua_State) -> c_int {
-    unpack(state, 1);
+    unpack_raw(state, 1);
     ffi::lua_settop(state, 2);
     ffi::lua_rawget(state, 1);
     1
 }
 
 unsafe extern "C-unwind" fn mm_newindex(state: *mut ffi::lua_State) -> c_int {
-    unpack(state, 1);
+    unpack_raw(state, 1);
     ffi::lua_settop(state, 3);
     ffi::lua_rawset(state, 1);
     0
 }
 
 unsafe extern "C-unwind" fn mm_len(state: *mut ffi::lua_State) -> c_int {
-    unpack(state, 1);
+    unpack_raw(state, 1);
     ffi::lua_pushinteger(state, ffi::lua_rawlen(state, 1) as ffi::lua_Integer);
     1
 }
 
 /// Upvalue 1: Lua's own `next`.
 unsafe extern "C-unwind" fn mm_pairs(state: *mut ffi::lua_State) -> c_int {
-    unpack(state, 1);
+    unpack_raw(state, 1);
     ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
     ffi::lua_pushvalue(state, 1);
     ffi::lua_pushnil(state);
@@ -596,7 +457,7 @@ unsafe extern "C-unwind" fn mm_pairs(state: *mut ffi::lua_State) -> c_int {
 /// first argument first. It runs in this frame, so its errors name the
 /// function the script called.
 unsafe extern "C-unwind" fn unpack_first(state: *mut ffi::lua_State) -> c_int {
-    unpack(state, 1);
+    unpack_raw(state, 1);
     match ffi::lua_tocfunction(state, ffi::lua_upvalueindex(1)) {
         Some(f) => f(state),
         None => 0,
@@ -662,16 +523,5 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
             }
             ffi::lua_settop(state, 0);
         })
-    }
-}
-
-/// The byte order of two object keys. Keys mostly differ in their first
-/// byte: that is compared before calling into memcmp (~50 instructions a
-/// comparison).
-#[inline(always)]
-pub(crate) fn key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    match (a.first(), b.first()) {
-        (Some(x), Some(y)) if x != y => x.cmp(y),
-        _ => a.cmp(b),
     }
 }

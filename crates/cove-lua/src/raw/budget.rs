@@ -20,26 +20,16 @@
 use std::cell::Cell;
 use std::ffi::{c_int, CStr};
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Once, OnceLock, Weak};
-use std::time::Duration;
 
 use mlua::ffi;
+
+use super::watchdog::Registration;
 
 /// Instructions between two hook calls.
 const STEP: c_int = 1000;
 
 /// Budgets below this are counted from a call's first instruction.
 pub(crate) const EXACT_BELOW: u64 = 10_000_000;
-
-/// How often the watchdog looks at the workers.
-const TICK: Duration = Duration::from_millis(10);
-
-/// Ticks without a call after which the watchdog parks.
-const IDLE_TICKS: u32 = 10;
-
-/// The signal that arms the hook (ignored by default, unused by tokio).
-const ARM_SIGNAL: c_int = libc::SIGURG;
 
 /// The instruction budget of the current handler or middleware call.
 pub(crate) struct Budget {
@@ -48,6 +38,8 @@ pub(crate) struct Budget {
     pub(crate) exceeded: Cell<bool>,
     /// The VM's main thread, where calls from Rust start.
     main: *mut ffi::lua_State,
+    /// The VM, kept alive while a call runs (`main` is its thread).
+    vm: mlua::WeakLua,
 }
 
 thread_local! {
@@ -85,6 +77,7 @@ impl Budget {
             limit,
             exceeded: Cell::new(false),
             main,
+            vm: lua.weak(),
         })
     }
 
@@ -92,9 +85,24 @@ impl Budget {
         self.limit < EXACT_BELOW
     }
 
-    /// Start counting a call from zero; the call ends when the guard drops.
-    /// Calls nest (a test calling the app); the outer one goes on after.
-    pub(crate) fn begin(&self) -> Call {
+    /// Run `f` as a call counted from zero. Calls nest (a test calling the
+    /// app); the outer one goes on after.
+    pub(crate) fn run<R>(&self, f: impl FnOnce() -> R) -> R {
+        // The hooks reach the VM's threads while the call runs: it must
+        // live until the end. (Gone, there is nothing to count.)
+        let Some(_vm) = self.vm.try_upgrade() else {
+            return f();
+        };
+        let call = self.begin();
+        let result = f();
+        drop(call);
+        result
+    }
+
+    /// Start counting a call from zero; the call ends when the guard drops
+    /// (which only [`Budget::run`] holds: the hooks read `CURRENT` until
+    /// then, so it must not be forgotten).
+    fn begin(&self) -> Call {
         self.used.set(0);
         self.exceeded.set(false);
         let outer = CURRENT.replace(self);
@@ -122,7 +130,7 @@ impl Budget {
 }
 
 /// A call in progress (see [`Budget::begin`]).
-pub(crate) struct Call {
+struct Call {
     outer: *const Budget,
 }
 
@@ -140,22 +148,38 @@ impl Drop for Call {
 
 /// Lua runs on `thread` until the guard drops (a handler's coroutine, or
 /// one the script resumes); a hook armed on it meanwhile is taken off then.
-pub(crate) struct Running {
+pub(crate) struct Running<'a> {
     outer: *mut ffi::lua_State,
     thread: *mut ffi::lua_State,
+    _co: std::marker::PhantomData<&'a super::coroutine::Coroutine>,
 }
 
-impl Running {
-    pub(crate) fn enter(thread: *mut ffi::lua_State) -> Running {
+impl<'a> Running<'a> {
+    /// Run `f`, in which Lua runs `co`. (A guard is not handed out: one
+    /// forgotten would leave the signal handler a thread that may be gone.)
+    pub(crate) fn with<R>(co: &super::coroutine::Coroutine, f: impl FnOnce() -> R) -> R {
+        // SAFETY: `co` keeps its thread alive while it is borrowed here,
+        // and the guard drops before the borrow ends.
+        let running = unsafe { Running::thread(co.state()) };
+        let result = f();
+        drop(running);
+        result
+    }
+
+    /// # Safety
+    /// `thread` is a live Lua thread of this OS thread, alive until the
+    /// guard drops.
+    unsafe fn thread(thread: *mut ffi::lua_State) -> Running<'a> {
         hook_if_exact(thread);
         Running {
             outer: RUNNING.replace(thread),
             thread,
+            _co: std::marker::PhantomData,
         }
     }
 }
 
-impl Drop for Running {
+impl Drop for Running<'_> {
     fn drop(&mut self) {
         RUNNING.set(self.outer);
         disarm(self.thread);
@@ -259,7 +283,7 @@ unsafe fn resume(l: *mut ffi::lua_State, co: *mut ffi::lua_State, nargs: c_int) 
         return -1;
     }
     ffi::lua_xmove(l, co, nargs);
-    let running = Running::enter(co);
+    let running = Running::thread(co);
     let mut nres: c_int = 0;
     let status = ffi::lua_resume(co, l, nargs, &mut nres);
     drop(running);
@@ -310,169 +334,13 @@ unsafe fn spent(l: *mut ffi::lua_State, ar: *mut ffi::lua_Debug) -> bool {
 }
 
 /// The signal handler: arm the count hook on the Lua thread running here.
-extern "C" fn on_signal(_: c_int) {
+pub(super) extern "C" fn on_signal(_: c_int) {
     let running = RUNNING.get();
     if !CURRENT.get().is_null() && !running.is_null() {
         ARMED.set(true);
         // SAFETY: documented as callable from a signal handler.
         unsafe { ffi::lua_sethook(running, Some(count_hook), ffi::LUA_MASKCOUNT, STEP) };
     }
-}
-
-/// One OS thread that runs Lua, as the watchdog sees it: `calls` is odd
-/// while a call is in progress and changes when one starts or ends.
-struct Watch {
-    calls: AtomicU64,
-    thread: libc::pthread_t,
-}
-
-/// The watched threads. The watchdog signals while holding the lock, and a
-/// thread takes itself out under it before it exits: it is never signalled
-/// after.
-static WATCHED: Mutex<Vec<Weak<Watch>>> = Mutex::new(Vec::new());
-
-struct Registration(Cell<Option<Arc<Watch>>>);
-
-impl Registration {
-    const fn new() -> Self {
-        Registration(Cell::new(None))
-    }
-
-    fn enter(&self, exact: bool) {
-        if exact {
-            return;
-        }
-        let watch = self.0.take().unwrap_or_else(|| {
-            start_watchdog();
-            let watch = Arc::new(Watch {
-                calls: AtomicU64::new(0),
-                // SAFETY: no preconditions.
-                thread: unsafe { libc::pthread_self() },
-            });
-            lock().push(Arc::downgrade(&watch));
-            watch
-        });
-        // With the load after it, pairs with the watchdog's store of
-        // `PARKED` and load of the counts (both sequentially consistent):
-        // either it sees this call or this call sees it parked.
-        watch.calls.fetch_add(1, Ordering::SeqCst);
-        if PARKED.load(Ordering::SeqCst) {
-            wake_watchdog();
-        }
-        self.0.set(Some(watch));
-    }
-
-    fn leave(&self) {
-        if let Some(watch) = self.0.take() {
-            if watch.calls.load(Ordering::Relaxed) % 2 == 1 {
-                watch.calls.fetch_add(1, Ordering::Relaxed);
-            }
-            self.0.set(Some(watch));
-        }
-    }
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        if let Some(watch) = self.0.take() {
-            let mut list = lock();
-            let me = Arc::downgrade(&watch);
-            list.retain(|w| !w.ptr_eq(&me));
-        }
-    }
-}
-
-fn lock() -> std::sync::MutexGuard<'static, Vec<Weak<Watch>>> {
-    WATCHED.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn start_watchdog() {
-    static START: Once = Once::new();
-    START.call_once(|| {
-        // SAFETY: installs a handler that only touches constant thread-locals
-        // and calls `lua_sethook`; SA_RESTART resumes interrupted syscalls.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(c_int) as usize;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(ARM_SIGNAL, &action, std::ptr::null_mut());
-        }
-        let spawned = std::thread::Builder::new()
-            .name("cove-watchdog".into())
-            .spawn(watchdog);
-        if let Err(e) = spawned {
-            cove_core::log::error(&format!(
-                "cannot start the instruction-budget watchdog: {e}"
-            ));
-        }
-    });
-}
-
-/// Set while the watchdog is parked: the next call to start unparks it.
-static PARKED: AtomicBool = AtomicBool::new(false);
-
-/// The watchdog thread, set by itself before it first parks.
-static WATCHDOG: OnceLock<std::thread::Thread> = OnceLock::new();
-
-#[cold]
-fn wake_watchdog() {
-    if PARKED.swap(false, Ordering::SeqCst) {
-        if let Some(t) = WATCHDOG.get() {
-            t.unpark();
-        }
-    }
-}
-
-/// Every tick, signal the threads that are in the call they were in a tick
-/// ago (and again each tick after, should the running thread change). After
-/// [`IDLE_TICKS`] ticks in which no call ran, park until one starts.
-fn watchdog() {
-    let _ = WATCHDOG.set(std::thread::current());
-    let mut seen: Vec<(Weak<Watch>, u64)> = Vec::new();
-    let mut idle = 0;
-    loop {
-        std::thread::sleep(TICK);
-        idle = if look(&mut seen, true) { 0 } else { idle + 1 };
-        if idle < IDLE_TICKS {
-            continue;
-        }
-        PARKED.store(true, Ordering::SeqCst);
-        // A call that started before the store shows in its count now.
-        if look(&mut seen, false) {
-            PARKED.store(false, Ordering::SeqCst);
-        }
-        while PARKED.load(Ordering::SeqCst) {
-            std::thread::park();
-        }
-        idle = 0;
-    }
-}
-
-/// Note every watched thread's count in `seen`, first signalling (when
-/// `signal`) those in the call they were in at the last look. Whether any
-/// is in a call or has made one since.
-fn look(seen: &mut Vec<(Weak<Watch>, u64)>, signal: bool) -> bool {
-    let list = lock();
-    let mut busy = false;
-    let mut now = Vec::with_capacity(list.len());
-    for weak in list.iter() {
-        let Some(watch) = weak.upgrade() else {
-            continue;
-        };
-        let calls = watch.calls.load(Ordering::SeqCst);
-        let before = seen.iter().find(|(w, _)| w.ptr_eq(weak)).map(|s| s.1);
-        if signal && calls % 2 == 1 && before == Some(calls) {
-            // SAFETY: the thread is alive: it leaves the list, under this
-            // lock, before it exits.
-            unsafe { libc::pthread_kill(watch.thread, ARM_SIGNAL) };
-        }
-        busy |= calls % 2 == 1 || before != Some(calls);
-        now.push((weak.clone(), calls));
-    }
-    drop(list);
-    *seen = now;
-    busy
 }
 
 #[cfg(test)]

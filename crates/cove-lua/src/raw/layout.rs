@@ -1,5 +1,5 @@
 //! Reading a plain table's string-keyed scalar entries straight from its
-//! hash part, for the JSON encoder (stack.rs).
+//! hash part, for the JSON encoder (json.rs).
 //!
 //! Through the C API, `lua_next` finds each key's slot again by hashing it
 //! (~135 instructions an entry) and every key and value read is one more
@@ -68,7 +68,7 @@ const TABLE: u8 = 0x05;
 
 /// A value the encoder writes without looking further.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Scalar {
+pub(super) enum Scalar {
     Bool(bool),
     Int(i64),
     Float(f64),
@@ -78,16 +78,16 @@ pub(crate) enum Scalar {
 
 /// One entry of an object: the key's bytes and the value.
 #[derive(Clone, Copy)]
-pub(crate) struct Member {
-    pub(crate) key: *const u8,
-    pub(crate) len: usize,
-    pub(crate) value: Scalar,
+pub(super) struct Member {
+    pub(super) key: *const u8,
+    pub(super) len: usize,
+    pub(super) value: Scalar,
 }
 
 impl Member {
     /// # Safety
     /// The table the member was read from is alive and unchanged.
-    pub(crate) unsafe fn key<'a>(&self) -> &'a [u8] {
+    pub(super) unsafe fn key<'a>(&self) -> &'a [u8] {
         std::slice::from_raw_parts(self.key, self.len)
     }
 }
@@ -103,7 +103,7 @@ static CHECKED: OnceLock<bool> = OnceLock::new();
 /// # Safety
 /// `t` points to a live table that stays unchanged (and reachable) while
 /// `out`'s members are used: nothing may run Lua code or the collector.
-pub(crate) unsafe fn scalar_members(t: *const c_void, out: &mut Vec<Member>) -> bool {
+pub(super) unsafe fn scalar_members(t: *const c_void, out: &mut Vec<Member>) -> bool {
     CHECKED.get() == Some(&true) && read(t, out)
 }
 
@@ -113,7 +113,7 @@ pub(crate) unsafe fn scalar_members(t: *const c_void, out: &mut Vec<Member>) -> 
 ///
 /// # Safety
 /// As for [`scalar_members`].
-pub(crate) unsafe fn plain_scalar_members(t: *const c_void, out: &mut Vec<Member>) -> bool {
+pub(super) unsafe fn plain_scalar_members(t: *const c_void, out: &mut Vec<Member>) -> bool {
     CHECKED.get() == Some(&true) && (*t.cast::<Table>()).metatable.is_null() && read(t, out)
 }
 

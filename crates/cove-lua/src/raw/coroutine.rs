@@ -13,7 +13,7 @@ use std::ffi::c_int;
 
 use mlua::{ffi, Lua, Table, Value};
 
-use crate::view::{view, View};
+use super::view::{view, View};
 use crate::vm::unlimited;
 
 /// A value the registry keeps by a raw reference (`luaL_ref`): pushing it
@@ -64,10 +64,15 @@ pub(crate) struct NewReq<'a> {
     pub(crate) res: RawRef,
 }
 
-/// A coroutine's thread, for [`dispatch_in`]; valid while its [`mlua::Thread`]
-/// (kept beside it) is.
-#[derive(Clone, Copy)]
+/// A coroutine for [`dispatch_in`]: its [`mlua::Thread`], which keeps it
+/// alive, and its Lua thread.
 pub(crate) struct Coroutine {
+    handle: mlua::Thread,
+    /// Known to be idle with an empty stack: set when made and when
+    /// [`dispatch_in`] finished it, cleared when it yields and whenever its
+    /// handle is lent out (which can run it). When clear, [`dispatch_in`]
+    /// asks the thread.
+    idle: std::cell::Cell<bool>,
     thread: *mut ffi::lua_State,
     /// The VM's main thread (see [`dispatch_in`]).
     main: *mut ffi::lua_State,
@@ -75,40 +80,55 @@ pub(crate) struct Coroutine {
 
 impl Coroutine {
     /// The address `Lua::current_thread().to_pointer()` gives inside it.
-    pub(crate) fn address(self) -> *const std::ffi::c_void {
+    pub(crate) fn address(&self) -> *const std::ffi::c_void {
         self.thread.cast_const().cast()
     }
 
-    /// The coroutine's Lua thread.
-    pub(crate) fn state(self) -> *mut ffi::lua_State {
+    /// The coroutine's Lua thread, while `self` keeps it alive.
+    pub(super) fn state(&self) -> *mut ffi::lua_State {
         self.thread
+    }
+
+    /// Its mlua handle.
+    pub(crate) fn thread(&self) -> &mlua::Thread {
+        self.idle.set(false);
+        &self.handle
+    }
+
+    /// Whether it is idle with an empty stack, as [`dispatch_in`] needs it.
+    fn is_idle(&self) -> bool {
+        self.idle.get()
+            // SAFETY: reading the status and top of the thread `self`
+            // keeps alive.
+            || unsafe {
+                ffi::lua_status(self.thread) == ffi::LUA_OK && ffi::lua_gettop(self.thread) == 0
+            }
     }
 }
 
 /// A new coroutine with an empty stack, ready for [`dispatch_in`].
-pub(crate) fn coroutine(
-    lua: &Lua,
-    dispatch: &mlua::Function,
-) -> mlua::Result<(mlua::Thread, Coroutine)> {
+pub(crate) fn coroutine(lua: &Lua, dispatch: &mlua::Function) -> mlua::Result<Coroutine> {
     let thread = lua.create_thread(dispatch.clone())?;
-    let mut co = Coroutine {
-        thread: std::ptr::null_mut(),
-        main: std::ptr::null_mut(),
-    };
+    let mut co = (std::ptr::null_mut(), std::ptr::null_mut());
     // SAFETY: `lua_tothread`, `lua_rawgeti` of the registry's main thread
     // (room for it was checked by `exec_raw`) and `lua_settop` on the new,
     // idle thread (dropping the function `create_thread` left on it) do
     // not raise.
     unsafe {
         lua.exec_raw::<()>(&thread, |state| {
-            co.thread = ffi::lua_tothread(state, -1);
-            ffi::lua_settop(co.thread, 0);
+            co.0 = ffi::lua_tothread(state, -1);
+            ffi::lua_settop(co.0, 0);
             ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_MAINTHREAD);
-            co.main = ffi::lua_tothread(state, -1);
+            co.1 = ffi::lua_tothread(state, -1);
             ffi::lua_pop(state, 2);
         })?;
     }
-    Ok((thread, co))
+    Ok(Coroutine {
+        handle: thread,
+        idle: std::cell::Cell::new(true),
+        thread: co.0,
+        main: co.1,
+    })
 }
 
 /// How [`dispatch_in`] left the coroutine.
@@ -122,7 +142,7 @@ pub(crate) enum Resumed {
 /// The first two values a coroutine that [`dispatch_in`] left suspended
 /// yielded (a slow function yields `marker, job`); its stack is emptied,
 /// as `Thread::resume` expects.
-pub(crate) fn take_yielded(lua: &Lua, co: Coroutine) -> mlua::Result<(Value, Value)> {
+pub(crate) fn take_yielded(lua: &Lua, co: &Coroutine) -> mlua::Result<(Value, Value)> {
     // SAFETY: popping and moving at most two values onto a stack that was
     // grown for them does not raise.
     unsafe {
@@ -144,7 +164,7 @@ pub(crate) fn take_yielded(lua: &Lua, co: Coroutine) -> mlua::Result<(Value, Val
 /// `Thread::reset`. The strings and the params table are pushed straight
 /// onto the coroutine's stack instead of through registry handles; an error in the coroutine (which
 /// then cannot be reused) is raised again here.
-pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Result<Resumed> {
+pub(crate) fn dispatch_in(lua: &Lua, co: &Coroutine, call: Call<'_>) -> mlua::Result<Resumed> {
     let Call {
         dispatch,
         handler,
@@ -153,6 +173,12 @@ pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Res
         req,
         new,
     } = call;
+    if !co.is_idle() {
+        return Err(mlua::Error::runtime(
+            "internal error: the coroutine is not idle",
+        ));
+    }
+    co.idle.set(false);
     if let (false, None, Some(new)) = (keep, req, &new) {
         return dispatch_only(lua, co, refs, new);
     }
@@ -209,7 +235,11 @@ pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Res
         })
     }?;
     match status {
-        ffi::LUA_OK => Ok(Resumed::Done(flow, req)),
+        ffi::LUA_OK => {
+            // Its results were all moved off: the stack is empty.
+            co.idle.set(true);
+            Ok(Resumed::Done(flow, req))
+        }
         ffi::LUA_YIELD => Ok(Resumed::Yielded),
         _ => Err(mlua::Error::MemoryError("not enough memory".into())),
     }
@@ -222,20 +252,28 @@ pub(crate) fn dispatch_in(lua: &Lua, co: Coroutine, call: Call<'_>) -> mlua::Res
 /// is not a Lua call. Raises only on a memory error; the caller has made
 /// room for 6 values.
 unsafe fn push_req(to: *mut ffi::lua_State, new: &NewReq<'_>) {
-    let method_path = if new.with_method_path {
-        crate::req::method_path()
-    } else {
-        None
-    };
-    let fields = 2 * method_path.is_some() as c_int
+    let fields = 2 * new.with_method_path as c_int
         + new.body.is_some() as c_int
         + !new.params.is_empty() as c_int;
     ffi::lua_createtable(to, 0, fields);
-    if let Some([(mp, ml), (pp, pl)]) = method_path {
-        ffi::lua_pushlstring(to, mp.cast(), ml);
-        ffi::lua_setfield(to, -2, c"method".as_ptr());
-        ffi::lua_pushlstring(to, pp.cast(), pl);
-        ffi::lua_setfield(to, -2, c"path".as_ptr());
+    if new.with_method_path {
+        // The request's own strings are read while it is borrowed: the
+        // pushes run with the heap cap lifted, so that they cannot raise
+        // (and skip the borrow's release).
+        let lua = Lua::get_or_init_from_ptr(to);
+        let limit = lua.set_memory_limit(0);
+        crate::req::with_method_path(|method, path| {
+            // SAFETY: the cap is lifted; the table is on top of `to`.
+            unsafe {
+                ffi::lua_pushlstring(to, method.as_ptr().cast(), method.len());
+                ffi::lua_setfield(to, -2, c"method".as_ptr());
+                ffi::lua_pushlstring(to, path.as_ptr().cast(), path.len());
+                ffi::lua_setfield(to, -2, c"path".as_ptr());
+            }
+        });
+        if let Ok(limit) = limit {
+            let _ = lua.set_memory_limit(limit);
+        }
     }
     if let Some(b) = new.body {
         ffi::lua_pushlstring(to, b.as_ptr().cast(), b.len());
@@ -250,8 +288,11 @@ unsafe fn push_req(to: *mut ffi::lua_State, new: &NewReq<'_>) {
         }
         ffi::lua_setfield(to, -2, c"params".as_ptr());
     }
-    ffi::lua_rawgeti(to, ffi::LUA_REGISTRYINDEX, new.meta.0.into());
-    ffi::lua_setmetatable(to, -2);
+    if ffi::lua_rawgeti(to, ffi::LUA_REGISTRYINDEX, new.meta.0.into()) == ffi::LUA_TTABLE {
+        ffi::lua_setmetatable(to, -2);
+    } else {
+        ffi::lua_settop(to, -2);
+    }
 }
 
 /// The short path of [`dispatch_in`]: a request's only call, with a new
@@ -262,7 +303,7 @@ unsafe fn push_req(to: *mut ffi::lua_State, new: &NewReq<'_>) {
 /// after a request's last call).
 fn dispatch_only(
     lua: &Lua,
-    co: Coroutine,
+    co: &Coroutine,
     (_, handler): (RawRef, RawRef),
     new: &NewReq<'_>,
 ) -> mlua::Result<Resumed> {
@@ -277,13 +318,16 @@ fn dispatch_only(
         }
         ffi::lua_rawgeti(thread, ffi::LUA_REGISTRYINDEX, handler.0.into());
         push_req(thread, new);
-        ffi::lua_rawgeti(thread, ffi::LUA_REGISTRYINDEX, new.current.0.into());
-        ffi::lua_pushvalue(thread, -2);
-        ffi::lua_rawseti(thread, -2, 1);
+        if ffi::lua_rawgeti(thread, ffi::LUA_REGISTRYINDEX, new.current.0.into()) == ffi::LUA_TTABLE
+        {
+            ffi::lua_pushvalue(thread, -2);
+            ffi::lua_rawseti(thread, -2, 1);
+        }
         ffi::lua_settop(thread, -2);
         ffi::lua_rawgeti(thread, ffi::LUA_REGISTRYINDEX, new.res.0.into());
         Ok(())
     })
+    // SAFETY: emptying the idle coroutine's stack raises nothing.
     .inspect_err(|_| unsafe { ffi::lua_settop(thread, 0) })?;
     let mut nres: c_int = 0;
     // SAFETY: `lua_resume` runs the coroutine in its own protected call;
@@ -293,11 +337,14 @@ fn dispatch_only(
         ffi::LUA_OK => {
             // SAFETY: the results are all that is on the coroutine's stack.
             let flow = unsafe { flow_value(thread, nres) };
+            // SAFETY: emptying the finished coroutine's stack raises nothing.
             unsafe { ffi::lua_settop(thread, 0) };
+            co.idle.set(true);
             Ok(Resumed::Done(flow, None))
         }
         ffi::LUA_YIELD => Ok(Resumed::Yielded),
         ffi::LUA_ERRMEM => {
+            // SAFETY: as above.
             unsafe { ffi::lua_settop(thread, 0) };
             Err(mlua::Error::MemoryError("not enough memory".into()))
         }

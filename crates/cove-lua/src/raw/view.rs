@@ -1,10 +1,11 @@
 //! One read of a Lua value on the stack for the readers in this crate: the
-//! JSON encoder (stack.rs), `db` parameters, `res:*` arguments and a
-//! middleware's result (the template host reads its slots directly: it has
-//! their types already, and the mapping to its own shape cost 1.3% on the
-//! template benchmark). [`view`] gives the type and, for a
-//! scalar, the value, read in place: no conversion (`lua_tolstring` only
-//! on strings, so a number is never turned into one), no allocation.
+//! JSON encoder (json.rs), `db` parameters, `res:*` arguments and a
+//! middleware's result, through [`super::Stack::view`] (the template host
+//! reads its slots directly: it has their types already, and the mapping to
+//! its own shape cost 1.3% on the template benchmark). [`view`] gives the
+//! type and, for a scalar, the value, read in place: no conversion
+//! (`lua_tolstring` only on strings, so a number is never turned into one),
+//! no allocation.
 #![allow(unsafe_code)]
 
 use std::ffi::c_int;
@@ -49,7 +50,7 @@ impl View<'_> {
 /// `idx` is a valid (or the "none") index of `state`; the bytes of a
 /// [`View::Str`] are used only while the value stays at `idx`.
 #[inline(always)]
-pub(crate) unsafe fn view<'a>(state: *mut ffi::lua_State, idx: c_int) -> View<'a> {
+pub(super) unsafe fn view<'a>(state: *mut ffi::lua_State, idx: c_int) -> View<'a> {
     of_type(state, idx, ffi::lua_type(state, idx))
 }
 
@@ -59,7 +60,7 @@ pub(crate) unsafe fn view<'a>(state: *mut ffi::lua_State, idx: c_int) -> View<'a
 /// # Safety
 /// As [`view`], and `ty` is the type of the value at `idx`.
 #[inline(always)]
-pub(crate) unsafe fn of_type<'a>(state: *mut ffi::lua_State, idx: c_int, ty: c_int) -> View<'a> {
+pub(super) unsafe fn of_type<'a>(state: *mut ffi::lua_State, idx: c_int, ty: c_int) -> View<'a> {
     match ty {
         ffi::LUA_TNIL | ffi::LUA_TNONE => View::Nil,
         ffi::LUA_TBOOLEAN => View::Bool(ffi::lua_toboolean(state, idx) != 0),
@@ -81,7 +82,7 @@ pub(crate) unsafe fn of_type<'a>(state: *mut ffi::lua_State, idx: c_int, ty: c_i
 /// # Safety
 /// As [`view`], and the value at `idx` is a string.
 #[inline(always)]
-pub(crate) unsafe fn stack_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+pub(super) unsafe fn stack_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
     let mut len = 0usize;
     let ptr = ffi::lua_tolstring(state, idx, &mut len);
     if ptr.is_null() {
@@ -104,23 +105,19 @@ mod tests {
             .unwrap();
         let mut names = Vec::new();
         let mut still_a_number = false;
-        // SAFETY: the closure reads the values exec_raw pushed, then pops them.
-        unsafe {
-            lua.exec_raw::<()>(values, |state| {
-                let n = ffi::lua_gettop(state);
-                for i in 1..=n {
-                    names.push(match view(state, i) {
-                        View::Int(n) => format!("int {n}"),
-                        View::Float(f) => format!("float {f}"),
-                        View::Str(b) => format!("str {b:?}"),
-                        View::Bool(b) => format!("bool {b}"),
-                        other => other.type_name().to_string(),
-                    });
-                }
-                still_a_number = ffi::lua_type(state, n) == ffi::LUA_TNUMBER;
-                ffi::lua_settop(state, 0);
-            })
-        }
+        crate::raw::exec::<()>(&lua, values, |s| {
+            let n = s.top();
+            for i in 1..=n {
+                names.push(match s.view(i) {
+                    View::Int(n) => format!("int {n}"),
+                    View::Float(f) => format!("float {f}"),
+                    View::Str(b) => format!("str {b:?}"),
+                    View::Bool(b) => format!("bool {b}"),
+                    other => other.type_name().to_string(),
+                });
+            }
+            still_a_number = s.ty(n) == ffi::LUA_TNUMBER;
+        })
         .unwrap();
         assert_eq!(
             names,

@@ -1,5 +1,6 @@
-//! Encoding a Lua value as JSON straight from the Lua stack (`db.query`
-//! rows: rows.rs; a handler's coroutine: coroutine.rs).
+//! Encoding a Lua value as JSON straight from the Lua stack (`json.encode`,
+//! `res:json`, the templates' `json` filter; packed `db.query` rows:
+//! rows.rs).
 //!
 //! Through mlua's safe API every table entry read or written creates and
 //! drops a registry reference, and with a heap cap set each write runs in
@@ -18,9 +19,10 @@ use cove_caps::json::{
 };
 use cove_core::Room;
 
-use crate::layout::{self, Scalar};
-use crate::rows::Meta;
-use crate::view::{stack_bytes, view, View};
+use super::layout::{self, Scalar};
+use super::rows::Meta;
+use super::view::{stack_bytes, view, View};
+use super::Stack;
 
 /// Deepest table nesting `json.encode` accepts.
 const MAX_DEPTH: usize = 128;
@@ -44,9 +46,25 @@ pub(crate) fn encode(lua: &Lua, value: &Value) -> Result<Vec<u8>, JsonError> {
     result
 }
 
+/// Encode the value at `idx` of the frame (the frame is left as it was).
+pub(crate) fn encode_slot(s: &mut Stack<'_>, idx: c_int) -> Result<Vec<u8>, JsonError> {
+    let idx = s.abs(idx);
+    let top = s.top;
+    // SAFETY: as for [`encode`]; `idx` is a slot of the frame, or above
+    // its top within room (read as nil). A walk that succeeds leaves the
+    // stack as it was; what one that fails leaves is popped.
+    unsafe {
+        let result = encode_at(s.state, idx);
+        if result.is_err() {
+            ffi::lua_settop(s.state, top);
+        }
+        result
+    }
+}
+
 /// Encode the value at stack index `idx` (absolute). Same safety argument
 /// as [`encode`]: the walk only reads and never raises.
-pub(crate) unsafe fn encode_at(
+pub(super) unsafe fn encode_at(
     state: *mut ffi::lua_State,
     idx: c_int,
 ) -> Result<Vec<u8>, JsonError> {
@@ -129,14 +147,15 @@ impl Encoder {
         if ffi::lua_checkstack(state, 8) == 0 {
             return Err(JsonError::TooDeep);
         }
-        match crate::rows::meta_at(state, idx) {
-            Meta::Packed(block) => return crate::rows::write_json(block, &mut self.buf),
+        match super::rows::meta_at(state, idx) {
+            Meta::Packed(block) => return super::rows_json::write_json(block, &mut self.buf),
             // A req table is encoded with every field Hull's has, set here.
             // Setting them allocates and may run the collector, which is
             // safe at any depth: every table above has been listed whole
             // (no `lua_next` is under way) and all it holds is on the stack.
-            Meta::Other if crate::req::is_req(state, idx) => {
-                crate::req::fill(state, idx);
+            Meta::Other => {
+                let mut s = Stack::within(state);
+                crate::req::fill_if_req(&mut s, idx);
             }
             _ => {}
         }
@@ -216,7 +235,7 @@ impl Encoder {
             return Ok(());
         }
         self.scalars
-            .sort_unstable_by(|a, b| crate::rows::key_order(a.key(), b.key()));
+            .sort_unstable_by(|a, b| super::rows_json::key_order(a.key(), b.key()));
         // What it takes when no text needs escaping: no write below grows `out`.
         let need: usize = self
             .scalars
