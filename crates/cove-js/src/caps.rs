@@ -20,65 +20,52 @@ use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
 
 use crate::host::{settled, Host};
+use crate::raw::value::{Val, View};
 
 /// How deep an object argument is read (deeper: its type name only).
 const MAX_DEPTH: usize = 32;
 
-fn to_cap(v: &Value<'_>, depth: usize) -> rquickjs::Result<CapValue> {
-    if v.is_undefined() {
-        return Ok(CapValue::Nothing);
-    }
-    if v.is_null() {
-        return Ok(CapValue::Null);
-    }
-    if let Some(b) = v.as_bool() {
-        return Ok(CapValue::Bool(b));
-    }
-    if let Some(n) = v.as_int() {
-        return Ok(CapValue::Int(n.into()));
-    }
-    if let Some(n) = v.as_float() {
+fn to_cap(v: &Val<'_>, depth: usize) -> rquickjs::Result<CapValue> {
+    let o = match v.view() {
+        View::Undefined => return Ok(CapValue::Nothing),
+        View::Null => return Ok(CapValue::Null),
+        View::Bool(b) => return Ok(CapValue::Bool(b)),
+        View::Int(n) => return Ok(CapValue::Int(n.into())),
         // Whole numbers below 2^53 are integers (they come back the same).
-        return Ok(if n.fract() == 0.0 && n.abs() < 9e15 {
-            CapValue::Int(n as i64)
-        } else {
-            CapValue::Num(n)
-        });
-    }
-    if let Some(s) = v.as_string() {
-        return Ok(CapValue::Str(s.to_string()?.into_bytes()));
-    }
-    if let Some(b) = crate::bytes::binary_of(v)? {
+        View::Float(n) if n.fract() == 0.0 && n.abs() < 9e15 => return Ok(CapValue::Int(n as i64)),
+        View::Float(n) => return Ok(CapValue::Num(n)),
+        View::Str(s) => return Ok(CapValue::Str(s.text()?.into_bytes())),
+        View::Symbol | View::Other => return Ok(CapValue::Other("object")),
+        View::Object(o) => o,
+    };
+    if let Some(b) = crate::raw::bytes::binary_of(v)? {
         return Ok(CapValue::Bytes(b));
     }
-    if v.is_function() {
+    if o.is_function() {
         return Ok(CapValue::Other("function"));
     }
     if depth >= MAX_DEPTH {
-        return Ok(CapValue::Other(if v.is_array() {
+        return Ok(CapValue::Other(if o.is_array() {
             "array"
         } else {
             "object"
         }));
     }
-    if let Some(a) = v.as_array() {
-        let items = a
-            .iter::<Value>()
-            .map(|item| to_cap(&item?, depth + 1))
-            .collect::<rquickjs::Result<_>>()?;
+    if o.is_array() {
+        let n = o.len()?;
+        let mut items = Vec::with_capacity(n.min(1024) as usize);
+        for i in 0..n {
+            items.push(to_cap(&o.index(i as u32)?, depth + 1)?);
+        }
         return Ok(CapValue::List(items));
     }
-    match v.as_object() {
-        Some(o) => {
-            let mut fields = Vec::new();
-            for prop in o.props::<String, Value>() {
-                let (k, v) = prop?;
-                fields.push((k, to_cap(&v, depth + 1)?));
-            }
-            Ok(CapValue::Record(fields))
-        }
-        None => Ok(CapValue::Other("object")),
+    let keys = o.own_keys(true)?;
+    let mut fields = Vec::with_capacity(keys.len());
+    for (atom, _) in keys.iter() {
+        let Some(k) = keys.name(atom) else { continue };
+        fields.push((k, to_cap(&o.get(atom)?, depth + 1)?));
     }
+    Ok(CapValue::Record(fields))
 }
 
 fn to_js<'js>(ctx: &Ctx<'js>, v: CapValue) -> rquickjs::Result<Value<'js>> {
@@ -147,7 +134,7 @@ fn finish<'js>(ctx: &Ctx<'js>, out: JobOutput) -> rquickjs::Result<Value<'js>> {
 }
 
 fn args_of(args: &[Value<'_>]) -> rquickjs::Result<Vec<CapValue>> {
-    args.iter().map(|v| to_cap(v, 0)).collect()
+    args.iter().map(|v| to_cap(&Val::lend(v), 0)).collect()
 }
 
 /// One function as bound: what each of its calls needs.

@@ -1,162 +1,73 @@
 //! `db.*` (Hull §5) over cove-db: `raw.dbQuery`, `raw.dbExec`, `raw.dbLastId`
 //! and the batch steps the prelude's `db.batch` wraps.
-#![allow(unsafe_code)]
 
 use std::rc::Rc;
 
 use rquickjs::function::Opt;
-use rquickjs::{qjs, Array, ArrayBuffer, Ctx, Object, Value};
+use rquickjs::{Array, Ctx, Object, Value};
 
 use cove_core::{Job, JobOutput};
-use cove_db::{Db, DbError, Origin, ResultSet, Value as DbValue, ValueRef};
+use cove_db::{Db, DbError, Origin, ResultSet, Value as DbValue};
 
 use crate::bind::{set_fn, throw, type_name};
 use crate::host::Host;
+use crate::raw::bytes::binary_of;
+use crate::raw::rows::{column_value, Rows};
+use crate::raw::value::{Val, View};
 
 /// Largest integer a double holds exactly; integral numbers up to it bind
 /// as INTEGER.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
-fn param(v: &Value<'_>, i: usize) -> Result<DbValue, String> {
-    if v.is_null() || v.is_undefined() {
-        return Ok(DbValue::Null);
-    }
-    if let Some(b) = v.as_bool() {
-        return Ok(DbValue::Integer(i64::from(b)));
-    }
-    if let Some(n) = v.as_int() {
-        return Ok(DbValue::Integer(i64::from(n)));
-    }
-    if let Some(f) = v.as_float() {
-        return Ok(if f.fract() == 0.0 && f.abs() <= MAX_SAFE {
-            DbValue::Integer(f as i64)
-        } else {
-            DbValue::Real(f)
-        });
-    }
-    if let Some(s) = v.as_string() {
-        return s
-            .to_string()
-            .map(|s| DbValue::Text(s.into_bytes()))
-            .map_err(|e| e.to_string());
-    }
-    match crate::bytes::binary_of(v) {
-        Ok(Some(bytes)) => return Ok(DbValue::Blob(bytes)),
-        Ok(None) => {}
-        Err(e) => return Err(e.to_string()),
-    }
-    Err(format!(
-        "parameter {} is {}; pass strings, numbers, booleans, null or an ArrayBuffer/Uint8Array",
-        i + 1,
-        type_name(v)
-    ))
+fn param(v: &Val<'_>, i: usize) -> rquickjs::Result<Result<DbValue, String>> {
+    Ok(Ok(match v.view() {
+        View::Null | View::Undefined => DbValue::Null,
+        View::Bool(b) => DbValue::Integer(i64::from(b)),
+        View::Int(n) => DbValue::Integer(i64::from(n)),
+        View::Float(f) if f.fract() == 0.0 && f.abs() <= MAX_SAFE => DbValue::Integer(f as i64),
+        View::Float(f) => DbValue::Real(f),
+        View::Str(s) => DbValue::Text(s.text()?.into_bytes()),
+        view => match binary_of(v)? {
+            Some(bytes) => DbValue::Blob(bytes),
+            None => {
+                return Ok(Err(format!(
+                    "parameter {} is {}; pass strings, numbers, booleans, null or an ArrayBuffer/Uint8Array",
+                    i + 1,
+                    view.type_name()
+                )))
+            }
+        },
+    }))
 }
 
 fn params(ctx: &Ctx<'_>, api: &str, p: Opt<Value<'_>>) -> rquickjs::Result<Vec<DbValue>> {
     let Some(v) = p.0.filter(|v| !v.is_null() && !v.is_undefined()) else {
         return Ok(Vec::new());
     };
-    let Some(arr) = v.as_array() else {
-        return Err(rquickjs::Exception::throw_type(
-            ctx,
-            &format!("{api}: params must be an array, got {}", type_name(&v)),
-        ));
+    let arr = Val::lend(&v);
+    let arr = match arr.view() {
+        View::Object(o) if o.is_array() => o,
+        _ => {
+            return Err(rquickjs::Exception::throw_type(
+                ctx,
+                &format!("{api}: params must be an array, got {}", type_name(&v)),
+            ))
+        }
     };
-    arr.iter::<Value>()
-        .enumerate()
-        .map(|(i, v)| param(&v?, i).map_err(|e| throw(ctx, &format!("{api}: {e}"))))
-        .collect()
-}
-
-/// Raw values and atoms owned here, freed on drop (a failed query).
-struct Owned {
-    raw: *mut qjs::JSContext,
-    rows: Vec<qjs::JSValue>,
-    atoms: Vec<qjs::JSAtom>,
-    /// Per column, the string value of the last row (a reference of ours;
-    /// `JS_NULL` if none): a row whose text is the same reuses it.
-    last: Vec<qjs::JSValue>,
-}
-
-impl Owned {
-    fn free_rows(&mut self) {
-        for v in self.rows.drain(..) {
-            // SAFETY: each row holds one reference, ours.
-            unsafe { qjs::JS_FreeValue(self.raw, v) };
+    let n = arr.len()?;
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let item = arr.index(i as u32)?;
+        match param(&item, i as usize) {
+            Ok(Ok(p)) => out.push(p),
+            Ok(Err(e)) => return Err(throw(ctx, &format!("{api}: {e}"))),
+            Err(e) => return Err(throw(ctx, &format!("{api}: {e}"))),
         }
     }
+    Ok(out)
 }
 
-impl Drop for Owned {
-    fn drop(&mut self) {
-        self.free_rows();
-        for v in self.last.drain(..) {
-            // SAFETY: each kept string holds one reference, ours.
-            unsafe { crate::layout::free(self.raw, v) };
-        }
-        // SAFETY: each atom holds one reference, ours.
-        unsafe {
-            for a in self.atoms.drain(..) {
-                qjs::JS_FreeAtom(self.raw, a);
-            }
-        }
-    }
-}
-
-/// A new reference to the JS value of a column.
-fn column(ctx: &Ctx<'_>, v: ValueRef<'_>) -> rquickjs::Result<qjs::JSValue> {
-    let raw = ctx.as_raw().as_ptr();
-    Ok(match v {
-        ValueRef::Null => qjs::JS_NULL,
-        ValueRef::Integer(i) => match i32::try_from(i) {
-            Ok(small) => qjs::JS_MKVAL(qjs::JS_TAG_INT, small),
-            Err(_) => qjs::JS_NewFloat64(i as f64),
-        },
-        ValueRef::Real(f) => qjs::JS_NewFloat64(f),
-        ValueRef::Text(t) => {
-            let text = cove_core::utf8_lossy(t);
-            // SAFETY: a new string from valid UTF-8; we own the reference.
-            unsafe {
-                let s = qjs::JS_NewStringLen(raw, text.as_ptr().cast(), text.len() as _);
-                if qjs::JS_IsException(s) {
-                    return Err(rquickjs::Error::Exception);
-                }
-                s
-            }
-        }
-        ValueRef::Blob(b) => {
-            let buf = ArrayBuffer::new_copy(ctx.clone(), b)?.into_value();
-            // SAFETY: a second reference, for the caller; `buf` drops its own.
-            unsafe { qjs::JS_DupValue(raw, buf.as_raw()) }
-        }
-    })
-}
-
-/// A new reference to the JS string of a text column: `last` (the
-/// column's string in the row before) again when it has the same text,
-/// else a new string, kept in `last` for the next row. Columns often
-/// repeat a value from row to row (a status, a path, a time), and one
-/// string shared costs no allocation and no conversion.
-#[inline]
-fn text(ctx: &Ctx<'_>, t: &[u8], last: &mut qjs::JSValue) -> rquickjs::Result<qjs::JSValue> {
-    let raw = ctx.as_raw().as_ptr();
-    // SAFETY: `last` is a live string we hold (or JS_NULL), read only
-    // while held; strings never change.
-    unsafe {
-        if crate::layout::ascii_bytes(*last) == Some(t) {
-            return Ok(crate::layout::dup(raw, *last));
-        }
-        let v = column(ctx, ValueRef::Text(t))?;
-        crate::layout::free(raw, *last);
-        *last = crate::layout::dup(raw, v);
-        Ok(v)
-    }
-}
-
-/// `db.query`: the rows as an array of objects. Each row is built with
-/// `JS_SetProperty` on raw atoms and the array in one `JS_NewArrayFrom`:
-/// through rquickjs's typed setters each property and array element cost
-/// twice as much.
+/// `db.query`: the rows as an array of objects (raw/rows.rs).
 fn query<'js>(
     ctx: &Ctx<'js>,
     host: &Host,
@@ -164,51 +75,13 @@ fn query<'js>(
     p: Vec<DbValue>,
     origin: Origin,
 ) -> rquickjs::Result<Value<'js>> {
-    let raw = ctx.as_raw().as_ptr();
-    let mut owned = Owned {
-        raw,
-        rows: Vec::new(),
-        atoms: Vec::new(),
-        last: Vec::new(),
-    };
+    let mut rows = Rows::new(ctx);
     let mut js_error = None;
     let result = {
         let mut db = host.db.borrow_mut();
-        owned.free_rows();
+        rows.clear();
         db.query(sql, &p, origin, |cols, row| {
-            let mut build = || -> rquickjs::Result<()> {
-                if owned.atoms.is_empty() {
-                    crate::shapes::keep_names(ctx, cols.iter());
-                    for c in cols {
-                        // SAFETY: a new atom reference, owned by `owned`.
-                        let atom =
-                            unsafe { qjs::JS_NewAtomLen(raw, c.as_ptr().cast(), c.len() as _) };
-                        if atom == qjs::JS_ATOM_NULL {
-                            return Err(rquickjs::Error::Exception);
-                        }
-                        owned.atoms.push(atom);
-                    }
-                    owned.last = vec![qjs::JS_NULL; owned.atoms.len()];
-                }
-                // SAFETY: a new object, owned by `owned` at once.
-                let obj = unsafe { qjs::JS_NewObject(raw) };
-                if unsafe { qjs::JS_IsException(obj) } {
-                    return Err(rquickjs::Error::Exception);
-                }
-                owned.rows.push(obj);
-                for (i, (&atom, last)) in owned.atoms.iter().zip(&mut owned.last).enumerate() {
-                    let v = match row.get(i) {
-                        ValueRef::Text(t) => text(ctx, t, last)?,
-                        v => column(ctx, v)?,
-                    };
-                    // SAFETY: JS_SetProperty takes over `v`'s reference.
-                    if unsafe { qjs::JS_SetProperty(raw, obj, atom, v) } < 0 {
-                        return Err(rquickjs::Error::Exception);
-                    }
-                }
-                Ok(())
-            };
-            build().map_err(|e| {
+            rows.push(cols, row).map_err(|e| {
                 js_error = Some(e);
                 DbError::Callback("building the result failed".into())
             })
@@ -218,17 +91,7 @@ fn query<'js>(
         return Err(e);
     }
     result.map_err(|e| db_error(ctx, "db.query failed", &e))?;
-    let rows = std::mem::take(&mut owned.rows);
-    // SAFETY: JS_NewArrayFrom takes over every row reference, even when it
-    // fails; the array reference is ours, wrapped at once.
-    let array = unsafe {
-        let a = qjs::JS_NewArrayFrom(raw, rows.len() as _, rows.as_ptr());
-        Value::from_raw(ctx.clone(), a)
-    };
-    if array.is_exception() {
-        return Err(rquickjs::Error::Exception);
-    }
-    Ok(array)
+    rows.finish()
 }
 
 /// A database error as scripts see it: `<what>: <why>`, with its code.
@@ -250,9 +113,7 @@ fn finish_query<'js>(ctx: &Ctx<'js>, out: JobOutput) -> rquickjs::Result<Value<'
     for (i, row) in set.rows.iter().enumerate() {
         let obj = Object::new(ctx.clone())?;
         for (name, v) in set.columns.iter().zip(row) {
-            // SAFETY: `column` returns a new reference, owned by the wrapper.
-            let v = unsafe { Value::from_raw(ctx.clone(), column(ctx, v.as_ref())?) };
-            obj.set(name.as_str(), v)?;
+            obj.set(name.as_str(), column_value(ctx, v.as_ref())?)?;
         }
         rows.set(i, obj)?;
     }

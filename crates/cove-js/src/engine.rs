@@ -14,10 +14,10 @@ use cove_core::{
 use cove_db::{Db, SharedDb};
 
 use crate::error::{describe, describe_rejection, PRELUDE_NAME};
-use crate::fastfn::identity;
-use crate::held::{self, hold, Held};
 use crate::host::{begin_call, end_call, set_req_id, settle_job, Call, Finish, Host};
 use crate::modules::{AppLoader, AppResolver, NativeObjects};
+use crate::raw::held::{self, hold, Held};
+use crate::raw::value::Val;
 use crate::vm::{new_runtime, Budget};
 
 const PRELUDE: &str = include_str!("prelude.js");
@@ -102,7 +102,7 @@ fn install<'js>(
     shared: &Shared,
 ) -> rquickjs::Result<(Object<'js>, Object<'js>)> {
     crate::json::register_protos(ctx)?;
-    crate::shapes::init(ctx, &crate::req::FIELDS)?;
+    crate::raw::shapes::init(ctx, &crate::req::FIELDS)?;
     let raw = crate::globals::raw_object(ctx, host)?;
     let opts = {
         let mut o = rquickjs::context::EvalOptions::default();
@@ -198,7 +198,7 @@ impl JsEngine {
         let loaded = context.with(|ctx| {
             let (res, req_proto) =
                 install(&ctx, &host, shared).map_err(|e| describe(&ctx, e, &budget))?;
-            crate::shapes::keep_empty(&ctx, &req_proto);
+            crate::raw::shapes::keep_empty(&ctx, &req_proto);
             budget.reset();
             let entry = run_entry(&ctx, &display, source, &budget);
             let saved = (hold(&ctx, res), hold(&ctx, req_proto));
@@ -272,7 +272,7 @@ impl JsEngine {
             .ok_or_else(|| format!("no handler {id}"))?;
         if st.req.is_none() {
             let req = held::new_object(ctx, self.req_proto.raw()).map_err(fail)?;
-            st.req_id = identity(&req);
+            st.req_id = Val::lend(&req).object_id();
             set_req_id(st.req_id);
             crate::req::define_eager(ctx, &req).map_err(fail)?;
             let kept = hold(ctx, req);

@@ -12,8 +12,8 @@ use cove_caps::time;
 use cove_core::Phase;
 
 use crate::bind::{set_fn, throw};
-use crate::fastfn::{fast_table, install, Args, Method};
 use crate::host::Host;
+use crate::raw::fastfn::{fast_table, install, Args, Method};
 
 /// `raw.register(api, phase, method, pattern, fn)`: a route (`phase` null)
 /// or a middleware.
@@ -77,10 +77,9 @@ fn time_datetime<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'j
     rquickjs::String::from_str(ctx.clone(), &time::datetime()).map(|s| s.into_value())
 }
 
-// `hull:time`: called on many requests, so fast methods (fastfn.rs).
+// `hull:time`: called on many requests, so fast methods (raw/fastfn.rs).
 fast_table!(
-    TIME_METHODS,
-    time_entry,
+    TimeMethods,
     [
         Method {
             name: "time.now",
@@ -142,7 +141,7 @@ pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Resu
     let raw = Object::new(ctx.clone())?;
     add_app(&raw, host)?;
     let time = Object::new(ctx.clone())?;
-    install(&time, &TIME_METHODS, time_entry)?;
+    install::<TimeMethods>(&time)?;
     raw.set("time", time)?;
     raw.set("reqGetters", crate::req::getters(ctx)?)?;
     add_log(&raw)?;

@@ -9,22 +9,17 @@
 //! method, Date, Map, boxed primitives, Proxy, BigInt, lone surrogates, very
 //! deep nesting or cycles) returns [`Step::Unsupported`] and the caller uses
 //! `JSON.stringify` for the whole value, so results never differ.
-#![allow(unsafe_code)]
 
-use std::rc::Rc;
-
-use rquickjs::{qjs, Ctx, Value};
+use rquickjs::{Ctx, Value};
 
 use cove_caps::json::write_utf8;
 use cove_core::append;
 
-use crate::shapes::Member;
+use crate::raw::shapes::{self, Known, Member};
+use crate::raw::value::{Atom, Class, Obj, Prim, Slot, Str, Thrown, Val, View};
 
 /// Deeper than this is handed to `JSON.stringify` (which reports cycles).
 const MAX_DEPTH: u32 = 128;
-
-const CLASS_OBJECT: u32 = 1;
-const CLASS_ARRAY: u32 = 2;
 
 /// What happened to one value.
 #[derive(PartialEq, Eq)]
@@ -37,7 +32,6 @@ enum Step {
 
 struct Encoder<'a, 'js> {
     ctx: &'a Ctx<'js>,
-    raw: *mut qjs::JSContext,
     out: &'a mut Vec<u8>,
     depth: u32,
     protos: Option<Protos>,
@@ -45,7 +39,7 @@ struct Encoder<'a, 'js> {
     clean: [Option<bool>; 2],
     /// The last known shape looked up, and its members: the rows of an
     /// array share one shape, so they share one lookup.
-    last_known: Option<(usize, Rc<[Member]>)>,
+    last_known: Option<Known>,
     /// A known shape (0: none) whose prototype was found standard and
     /// without `toJSON` in this encode.
     clean_shape: usize,
@@ -64,152 +58,85 @@ thread_local! {
     static PROTOS: std::cell::Cell<Option<Protos>> = const { std::cell::Cell::new(None) };
 }
 
+/// The identity of a context (its address, compared only).
+fn ctx_id(ctx: &Ctx<'_>) -> usize {
+    ctx.as_raw().as_ptr() as usize
+}
+
 /// Note `ctx`'s standard prototypes, so plain objects skip the `toJSON`
 /// lookup along their prototype chain.
 pub(crate) fn register_protos(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
-    let ptr = |o: Option<rquickjs::Object<'_>>| {
-        // SAFETY: reading the pointer of a live object (compared only).
-        o.map_or(0, |o| unsafe { qjs::JS_VALUE_GET_PTR(o.as_raw()) } as usize)
-    };
-    let object = ptr(rquickjs::Object::new(ctx.clone())?.get_prototype());
-    let array = ptr(rquickjs::Array::new(ctx.clone())?
+    let id = |o: Option<rquickjs::Object<'_>>| o.map_or(0, |o| Val::lend(o.as_value()).object_id());
+    let object = id(rquickjs::Object::new(ctx.clone())?.get_prototype());
+    let array = id(rquickjs::Array::new(ctx.clone())?
         .into_object()
         .get_prototype());
-    let ctx = ctx.as_raw().as_ptr() as usize;
+    let ctx = ctx_id(ctx);
     PROTOS.with(|p| p.set(Some(Protos { ctx, object, array })));
     Ok(())
 }
 
-/// Frees a property list from `JS_GetOwnPropertyNames` on every path.
-struct PropList {
-    raw: *mut qjs::JSContext,
-    tab: *mut qjs::JSPropertyEnum,
-    len: u32,
-}
-
-impl Drop for PropList {
-    fn drop(&mut self) {
-        // SAFETY: `tab`/`len` came from a successful JS_GetOwnPropertyNames
-        // on this context and are freed exactly once.
-        unsafe { qjs::JS_FreePropertyEnum(self.raw, self.tab, self.len) }
-    }
-}
-
-/// A reference returned by the C API, freed on drop (without the context
-/// reference count traffic of wrapping it in a `Value`).
-struct Owned {
-    raw: *mut qjs::JSContext,
-    v: qjs::JSValue,
-}
-
-impl Drop for Owned {
-    fn drop(&mut self) {
-        // SAFETY: we own this reference and free it once.
-        unsafe { crate::layout::free(self.raw, self.v) }
-    }
-}
-
-impl Encoder<'_, '_> {
-    /// Take ownership of a value returned by the C API.
-    fn owned(&self, v: qjs::JSValue) -> rquickjs::Result<Owned> {
-        // SAFETY: reading the tag of a value just returned.
-        if unsafe { qjs::JS_VALUE_GET_TAG(v) } == qjs::JS_TAG_EXCEPTION {
-            return Err(rquickjs::Error::Exception);
+/// Write a number, boolean, null or ASCII string read in place (from an
+/// object's slot, see [`Obj::slot`]) after `prefix`.
+#[inline(always)]
+fn write_prim(out: &mut Vec<u8>, prefix: &[u8], p: Prim<'_>) {
+    append(out, prefix);
+    match p {
+        Prim::Null => out.extend_from_slice(b"null"),
+        Prim::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        Prim::Int(n) => write_int(out, n),
+        Prim::Float(f) => write_float(out, f),
+        // ASCII is UTF-8: always written.
+        Prim::Ascii(bytes) => {
+            write_utf8(out, bytes);
         }
-        Ok(Owned { raw: self.raw, v })
     }
+}
 
-    fn value(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
-        // SAFETY: reading the tag of a live value.
-        let tag = unsafe { qjs::JS_VALUE_GET_TAG(raw) };
-        match tag {
-            qjs::JS_TAG_INT | qjs::JS_TAG_FLOAT64 | qjs::JS_TAG_BOOL | qjs::JS_TAG_NULL => {
-                self.scalar(tag, raw);
-            }
-            qjs::JS_TAG_UNDEFINED | qjs::JS_TAG_SYMBOL => return Ok(Step::Skip),
-            qjs::JS_TAG_STRING | qjs::JS_TAG_STRING_ROPE => return self.string(raw),
-            qjs::JS_TAG_OBJECT => return self.object(raw),
-            _ => return Ok(Step::Unsupported),
+#[inline(always)]
+fn write_int(out: &mut Vec<u8>, n: i32) {
+    // i32 digits directly: `write_int` formats an i64, slower.
+    append(out, itoa::Buffer::new().format(n).as_bytes());
+}
+
+#[inline(always)]
+fn write_float(out: &mut Vec<u8>, f: f64) {
+    if f.is_finite() {
+        append(out, ryu_js::Buffer::new().format_finite(f).as_bytes());
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
+impl<'js> Encoder<'_, 'js> {
+    fn value(&mut self, v: &Val<'js>) -> rquickjs::Result<Step> {
+        match v.view() {
+            View::Int(n) => write_int(self.out, n),
+            View::Float(f) => write_float(self.out, f),
+            View::Bool(b) => self
+                .out
+                .extend_from_slice(if b { b"true" } else { b"false" }),
+            View::Null => self.out.extend_from_slice(b"null"),
+            View::Undefined | View::Symbol => return Ok(Step::Skip),
+            View::Str(s) => return self.string(s),
+            View::Object(o) => return self.object(o),
+            View::Other => return Ok(Step::Unsupported),
         }
         Ok(Step::Written)
     }
 
-    /// Write a number, boolean or null (`tag` is one of theirs).
-    #[inline(always)]
-    fn scalar(&mut self, tag: i32, raw: qjs::JSValue) {
-        // SAFETY: reading the payload of a live value of this tag.
-        match tag {
-            qjs::JS_TAG_INT => {
-                let n = unsafe { qjs::JS_VALUE_GET_INT(raw) };
-                // i32 digits directly: `write_int` formats an i64, slower.
-                append(self.out, itoa::Buffer::new().format(n).as_bytes());
-            }
-            qjs::JS_TAG_FLOAT64 => {
-                let f = unsafe { qjs::JS_VALUE_GET_FLOAT64(raw) };
-                if f.is_finite() {
-                    append(self.out, ryu_js::Buffer::new().format_finite(f).as_bytes());
-                } else {
-                    self.out.extend_from_slice(b"null");
-                }
-            }
-            qjs::JS_TAG_BOOL => {
-                let b = unsafe { qjs::JS_VALUE_GET_BOOL(raw) };
-                self.out
-                    .extend_from_slice(if b { b"true" } else { b"false" });
-            }
-            _ => self.out.extend_from_slice(b"null"),
-        }
-    }
-
-    /// Write `prefix` and then `v`, if `v` is a number, boolean, null or a
-    /// string read in place: values whose writing runs no script, so they
-    /// need no reference of their own while written. False, with nothing
-    /// written, for any other value.
-    #[inline(always)]
-    fn primitive(&mut self, prefix: &[u8], v: qjs::JSValue) -> bool {
-        // SAFETY: reading the tag of a live value.
-        let tag = unsafe { qjs::JS_VALUE_GET_TAG(v) };
-        match tag {
-            qjs::JS_TAG_INT | qjs::JS_TAG_FLOAT64 | qjs::JS_TAG_BOOL | qjs::JS_TAG_NULL => {
-                append(self.out, prefix);
-                self.scalar(tag, v);
-                true
-            }
-            // SAFETY: `v` is live while it is written (nothing runs meanwhile).
-            qjs::JS_TAG_STRING => match unsafe { crate::layout::ascii_bytes(v) } {
-                Some(bytes) => {
-                    append(self.out, prefix);
-                    // ASCII is UTF-8: always written.
-                    write_utf8(self.out, bytes);
-                    true
-                }
-                None => false,
-            },
-            _ => false,
-        }
-    }
-
-    fn string(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
-        // SAFETY: `raw` is a live string for the whole call.
-        if let Some(bytes) = unsafe { crate::layout::ascii_bytes(raw) } {
+    fn string(&mut self, s: Str<'_, 'js>) -> rquickjs::Result<Step> {
+        if let Some(bytes) = s.ascii() {
             write_utf8(self.out, bytes);
             return Ok(Step::Written);
         }
-        let mut len = 0;
-        // SAFETY: `raw` is a live string; the buffer is freed below.
-        let ptr = unsafe { qjs::JS_ToCStringLen2(self.raw, &mut len, raw, false) };
-        if ptr.is_null() {
-            return Err(rquickjs::Error::Exception);
-        }
-        let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
+        let text = s.utf8()?;
         // Lone surrogates come out as invalid UTF-8; JSON.stringify escapes them.
-        let step = if write_utf8(self.out, bytes) {
+        Ok(if write_utf8(self.out, &text) {
             Step::Written
         } else {
             Step::Unsupported
-        };
-        unsafe { qjs::JS_FreeCString(self.raw, ptr) };
-        Ok(step)
+        })
     }
 
     /// Whether `obj` may have a `toJSON` method. Objects straight from
@@ -219,46 +146,41 @@ impl Encoder<'_, '_> {
     /// prototype is the standard one.
     fn inherits_to_json(
         &mut self,
-        obj: qjs::JSValue,
-        class: u32,
+        obj: Obj<'_, 'js>,
+        class: Class,
     ) -> rquickjs::Result<(bool, bool)> {
-        // SAFETY: the prototype of a live object; the result is owned.
-        let proto = self.owned(unsafe { qjs::JS_GetPrototype(self.raw, obj) })?;
-        let proto_ptr = unsafe { qjs::JS_VALUE_GET_PTR(proto.v) } as usize;
-        let standard = self
-            .protos
-            .filter(|p| p.ctx == self.raw as usize)
-            .and_then(|p| {
-                let (ptr, slot) = if class == CLASS_ARRAY {
-                    (p.array, 1)
-                } else {
-                    (p.object, 0)
-                };
-                (ptr == proto_ptr).then_some(slot)
-            });
+        let proto = obj.proto()?;
+        let proto_id = proto.object_id();
+        let ctx = ctx_id(self.ctx);
+        let standard = self.protos.filter(|p| p.ctx == ctx).and_then(|p| {
+            let (id, slot) = if class == Class::Array {
+                (p.array, 1)
+            } else {
+                (p.object, 0)
+            };
+            (id == proto_id).then_some(slot)
+        });
         let Some(slot) = standard else {
-            return Ok((self.has_to_json(obj)?, false));
+            return Ok((has_to_json(obj)?, false));
         };
         if self.clean[slot].is_none() {
-            self.clean[slot] = Some(!self.has_to_json(proto.v)?);
+            let dirty = match proto.view() {
+                View::Object(p) => has_to_json(p)?,
+                _ => false,
+            };
+            self.clean[slot] = Some(!dirty);
         }
         Ok((self.clean[slot] == Some(false), true))
     }
 
-    fn has_to_json(&self, obj: qjs::JSValue) -> rquickjs::Result<bool> {
-        // SAFETY: property read on a live object; the result is owned.
-        let f = self.owned(unsafe {
-            qjs::JS_GetProperty(self.raw, obj, qjs::JS_ATOM_toJSON as qjs::JSAtom)
-        })?;
-        Ok(unsafe { qjs::JS_VALUE_GET_TAG(f.v) } != qjs::JS_TAG_UNDEFINED)
-    }
-
-    fn object(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
-        // SAFETY: class id of a live object.
-        let class = unsafe { qjs::JS_GetClassID(raw) };
-        if class != CLASS_OBJECT && class != CLASS_ARRAY {
-            let is_fn = unsafe { qjs::JS_IsFunction(self.raw, raw) };
-            return Ok(if is_fn { Step::Skip } else { Step::Unsupported });
+    fn object(&mut self, obj: Obj<'_, 'js>) -> rquickjs::Result<Step> {
+        let class = obj.class();
+        if class == Class::Other {
+            return Ok(if obj.is_function() {
+                Step::Skip
+            } else {
+                Step::Unsupported
+            });
         }
         if self.depth >= MAX_DEPTH {
             return Ok(Step::Unsupported);
@@ -266,42 +188,36 @@ impl Encoder<'_, '_> {
         // A plain object of a known shape whose prototype (the shape's)
         // was found standard and clean in this encode: the rows of an
         // array after the first skip the prototype lookup.
-        // SAFETY: `raw` is a live plain object.
-        let checked = class == CLASS_OBJECT
-            && self.clean_shape != 0
-            && unsafe { crate::layout::shape_of(raw) } == Some(self.clean_shape);
+        let checked =
+            class == Class::Plain && self.clean_shape != 0 && obj.shape() == Some(self.clean_shape);
         let standard = if checked {
             true
         } else {
-            let (inherits, standard) = self.inherits_to_json(raw, class)?;
+            let (inherits, standard) = self.inherits_to_json(obj, class)?;
             if inherits {
                 return Ok(Step::Unsupported);
             }
             standard
         };
         self.depth += 1;
-        let step = if class == CLASS_ARRAY {
-            self.array(raw)
+        let step = if class == Class::Array {
+            self.array(obj)
         } else {
-            self.members(raw, standard)
+            self.members(obj, standard)
         };
         self.depth -= 1;
         step
     }
 
-    fn array(&mut self, raw: qjs::JSValue) -> rquickjs::Result<Step> {
-        let mut len: i64 = 0;
-        // SAFETY: length of a live array.
-        if unsafe { qjs::JS_GetLength(self.raw, raw, &mut len) } < 0 {
-            return Err(rquickjs::Error::Exception);
-        }
+    fn array(&mut self, obj: Obj<'_, 'js>) -> rquickjs::Result<Step> {
+        let len = obj.len()?;
         self.out.push(b'[');
         for i in 0..len {
             if i > 0 {
                 self.out.push(b',');
             }
-            let item = self.owned(unsafe { qjs::JS_GetPropertyUint32(self.raw, raw, i as u32) })?;
-            match self.value(item.v)? {
+            let item = obj.index(i as u32)?;
+            match self.value(&item)? {
                 Step::Written => {}
                 Step::Skip => self.out.extend_from_slice(b"null"),
                 Step::Unsupported => return Ok(Step::Unsupported),
@@ -313,53 +229,33 @@ impl Encoder<'_, '_> {
 
     /// A plain object's members; `standard`: its prototype is the
     /// standard one, without `toJSON`.
-    fn members(&mut self, raw: qjs::JSValue, standard: bool) -> rquickjs::Result<Step> {
-        // SAFETY: `raw` is a live plain object.
-        let shape = unsafe { crate::layout::shape_of(raw) };
-        if let Some((shape, known)) = shape.and_then(|s| Some((s, self.known_shape(s)?))) {
+    fn members(&mut self, obj: Obj<'_, 'js>, standard: bool) -> rquickjs::Result<Step> {
+        if let Some(known) = obj.shape().and_then(|s| self.known_shape(s)) {
             // A known shape is kept for the runtime's life: its address
             // names no other shape meanwhile, and its prototype is fixed.
             if standard {
-                self.clean_shape = shape;
+                self.clean_shape = known.shape();
             }
-            return self.known_members(raw, shape, &known);
+            return self.known_members(obj, &known);
         }
-        let mut tab = std::ptr::null_mut();
-        let mut len = 0;
         // Non-enumerable keys too: an own `toJSON` must send us to JSON.stringify.
-        let flags = (qjs::JS_GPN_STRING_MASK | qjs::JS_GPN_SET_ENUM) as i32;
-        // SAFETY: own string keys of a live object.
-        if unsafe { qjs::JS_GetOwnPropertyNames(self.raw, &mut tab, &mut len, raw, flags) } < 0 {
-            return Err(rquickjs::Error::Exception);
-        }
-        let props = PropList {
-            raw: self.raw,
-            tab,
-            len,
-        };
-        // SAFETY: `tab` holds `len` entries until `props` drops.
-        let entries = unsafe { std::slice::from_raw_parts(props.tab, props.len as usize) };
+        let keys = obj.own_keys(false)?;
         if self.depth == 1 {
             // The object handed to res.json, usually a literal the handler
-            // builds on every request: keep its shape (shapes.rs).
-            let keys: Vec<qjs::JSAtom> = entries
-                .iter()
-                .filter(|e| e.is_enumerable)
-                .map(|e| e.atom)
-                .collect();
-            crate::shapes::keep(self.ctx, &keys);
+            // builds on every request: keep its shape (raw/shapes.rs).
+            shapes::keep_keys(self.ctx, &keys);
         }
         self.out.push(b'{');
         let mut first = true;
-        for entry in entries {
-            if entry.atom == qjs::JS_ATOM_toJSON as qjs::JSAtom {
+        for (atom, enumerable) in keys.iter() {
+            if atom == Atom::TO_JSON {
                 return Ok(Step::Unsupported);
             }
-            if !entry.is_enumerable {
+            if !enumerable {
                 continue;
             }
-            let read = |e: &Self| e.get(raw, entry.atom);
-            if !self.member(&mut first, |e| e.key(entry.atom), read)? {
+            let key = |e: &mut Self| Ok(shapes::write_key(e.ctx, atom, e.out));
+            if !self.member(&mut first, key, |_| obj.get(atom))? {
                 return Ok(Step::Unsupported);
             }
         }
@@ -367,90 +263,68 @@ impl Encoder<'_, '_> {
         Ok(Step::Written)
     }
 
-    fn known_shape(&mut self, shape: usize) -> Option<Rc<[Member]>> {
+    fn known_shape(&mut self, shape: usize) -> Option<Known> {
         match &self.last_known {
-            Some((last, members)) if *last == shape => Some(members.clone()),
+            Some(known) if known.shape() == shape => Some(known.clone()),
             _ => {
-                let members = crate::shapes::known_members(self.ctx, shape)?;
-                self.last_known = Some((shape, members.clone()));
-                Some(members)
+                let known = shapes::known_members(self.ctx, shape)?;
+                self.last_known = Some(known.clone());
+                Some(known)
             }
         }
     }
 
-    /// An object whose shape is a kept key list's (shapes.rs): the same
+    /// An object whose shape is a kept key list's (raw/shapes.rs): the same
     /// own properties, all enumerable plain values, none named `toJSON`,
     /// so no listing is needed and the names are written from the cache.
-    /// Each value is read from its slot (layout.rs) when the layout is known
-    /// and the object still has `shape`.
-    fn known_members(
-        &mut self,
-        raw: qjs::JSValue,
-        shape: usize,
-        known: &[Member],
-    ) -> rquickjs::Result<Step> {
+    /// Each value is read from its slot (raw/layout.rs) when the layout is known
+    /// and the object still has the shape.
+    fn known_members(&mut self, obj: Obj<'_, 'js>, known: &Known) -> rquickjs::Result<Step> {
         self.out.push(b'{');
         let mut first = true;
-        for (i, m) in known.iter().enumerate() {
+        for (i, m) in known.members().iter().enumerate() {
             // Encoding a member may call a getter further down that changes
-            // `raw` itself: a property deleted (its slots compacted, the
+            // `obj` itself: a property deleted (its slots compacted, the
             // array shrunk), added, or made an accessor (its slot then
             // holds a getter/setter pair, not a value). The shape changes
-            // with each, so it is checked before every slot read; once it
+            // with each, so `slot` checks it before every read; once it
             // changed, the rest are read by name, as JSON.stringify reads
-            // the keys it listed at the start (issue 38).
-            // SAFETY: `raw` is a live object; while it has the kept shape,
-            // its entries are plain data properties, in `known`'s order.
-            let slot = unsafe { crate::layout::slot_of_shape(raw, shape, i) };
-            // A primitive is written at once, without a reference: nothing
-            // runs while it is.
-            if let Some(v) = slot {
-                if self.primitive(m.prefix(first), v) {
-                    first = false;
-                    continue;
+            // the keys it listed at the start (issue 38). A primitive is
+            // written at once, without a reference: nothing runs while it is.
+            match obj.slot(known, i, self.out, m.prefix(first), write_prim) {
+                Slot::Written => first = false,
+                Slot::Value(v) => {
+                    if !self.known_member(m, &mut first, Ok(v))? {
+                        return Ok(Step::Unsupported);
+                    }
                 }
-            }
-            if !self.known_member(raw, slot, m, &mut first)? {
-                return Ok(Step::Unsupported);
+                Slot::ByName => {
+                    if !self.known_member(m, &mut first, obj.get(m.atom()))? {
+                        return Ok(Step::Unsupported);
+                    }
+                }
             }
         }
         self.out.push(b'}');
         Ok(Step::Written)
     }
 
-    /// Member `m` of `raw` (an object of a known shape) that is not a
-    /// primitive read from its slot: `slot` is its value if it was read
-    /// from the slot, else it is read by name. False if the value is not
-    /// ours to write.
+    /// Member `m` of an object of a known shape that is not a primitive
+    /// read from its slot: `v` is its value, owned (encoding it may call a
+    /// getter further down, which could replace it in the object). False
+    /// if the value is not ours to write.
     #[inline(never)]
     fn known_member(
         &mut self,
-        raw: qjs::JSValue,
-        slot: Option<qjs::JSValue>,
         m: &Member,
         first: &mut bool,
+        v: Result<Val<'js>, Thrown>,
     ) -> rquickjs::Result<bool> {
         let cached = |e: &mut Self| {
             append(e.out, m.json());
             Ok(true)
         };
-        // The value is dup'd: encoding it may call a getter further down,
-        // which could replace it in `raw`.
-        let read = |e: &Self| match slot {
-            // SAFETY: `v` is live (read from `raw` just now).
-            Some(v) => Ok(Owned {
-                raw: e.raw,
-                v: unsafe { crate::layout::dup(e.raw, v) },
-            }),
-            None => e.get(raw, m.atom),
-        };
-        self.member(first, cached, read)
-    }
-
-    /// Property `atom` of `obj`, owned.
-    fn get(&self, obj: qjs::JSValue, atom: qjs::JSAtom) -> rquickjs::Result<Owned> {
-        // SAFETY: a property read on a live object; the result is owned.
-        self.owned(unsafe { qjs::JS_GetProperty(self.raw, obj, atom) })
+        self.member(first, cached, |_| v)
     }
 
     /// Write a member: a comma unless `first`, the name (by `key`), `:` and
@@ -460,7 +334,7 @@ impl Encoder<'_, '_> {
         &mut self,
         first: &mut bool,
         key: impl FnOnce(&mut Self) -> rquickjs::Result<bool>,
-        read: impl FnOnce(&Self) -> rquickjs::Result<Owned>,
+        read: impl FnOnce(&Self) -> Result<Val<'js>, Thrown>,
     ) -> rquickjs::Result<bool> {
         let mark = self.out.len();
         if !*first {
@@ -471,27 +345,18 @@ impl Encoder<'_, '_> {
         }
         let item = read(self)?;
         self.out.push(b':');
-        match self.value(item.v)? {
+        match self.value(&item)? {
             Step::Written => *first = false,
             Step::Skip => self.out.truncate(mark),
             Step::Unsupported => return Ok(false),
         }
         Ok(true)
     }
+}
 
-    /// Write a property name; false if it is not valid UTF-8.
-    fn key(&mut self, atom: qjs::JSAtom) -> rquickjs::Result<bool> {
-        let raw = self.raw;
-        crate::shapes::write_key(self.ctx, atom, self.out, |out| {
-            Ok(match crate::shapes::atom_json(raw, atom) {
-                Some(json) => {
-                    append(out, &json);
-                    true
-                }
-                None => false,
-            })
-        })
-    }
+/// Whether `obj` has (or inherits) a `toJSON` that is not `undefined`.
+fn has_to_json(obj: Obj<'_, '_>) -> rquickjs::Result<bool> {
+    Ok(!matches!(obj.get(Atom::TO_JSON)?.view(), View::Undefined))
 }
 
 /// Append `v` as JSON to `out`. `Ok(false)`: not handled here (`out` is then
@@ -502,9 +367,17 @@ pub(crate) fn encode<'js>(
     v: &Value<'js>,
     out: &mut Vec<u8>,
 ) -> rquickjs::Result<bool> {
+    encode_val(ctx, &Val::lend(v), out)
+}
+
+/// [`encode`] of a [`Val`].
+pub(crate) fn encode_val<'js>(
+    ctx: &Ctx<'js>,
+    v: &Val<'js>,
+    out: &mut Vec<u8>,
+) -> rquickjs::Result<bool> {
     let mut enc = Encoder {
         ctx,
-        raw: ctx.as_raw().as_ptr(),
         out,
         depth: 0,
         protos: PROTOS.with(|p| p.get()),
@@ -512,7 +385,7 @@ pub(crate) fn encode<'js>(
         last_known: None,
         clean_shape: 0,
     };
-    Ok(match enc.value(v.as_raw())? {
+    Ok(match enc.value(v)? {
         Step::Written => true,
         Step::Skip => {
             enc.out.extend_from_slice(b"null");
@@ -597,10 +470,10 @@ mod tests {
             "(() => { const o = {b: 'b'}; o['0'] = 'zero'; return o; })()",
         ];
         with_ctx(|ctx| {
-            crate::layout::probe(ctx.as_raw().as_ptr());
-            crate::shapes::init(ctx, &[]).unwrap();
+            crate::raw::layout::probe(ctx);
+            crate::raw::shapes::init(ctx, &[]).unwrap();
             // Rows as db.query makes them: keys in column order.
-            crate::shapes::keep_names(ctx, ["b", "0"]);
+            crate::raw::shapes::keep_names(ctx, ["b", "0"]);
             for _round in 0..2 {
                 for src in cases {
                     assert_stringify(ctx, src);
@@ -618,8 +491,8 @@ mod tests {
             o.u = {get g() { o.u = null; o.f = 'x'.repeat(3); return {n: [1, 'two']}; }}; \
             return o; })()";
         with_ctx(|ctx| {
-            crate::layout::probe(ctx.as_raw().as_ptr());
-            crate::shapes::init(ctx, &[]).unwrap();
+            crate::raw::layout::probe(ctx);
+            crate::raw::shapes::init(ctx, &[]).unwrap();
             for round in 0..3 {
                 let v: Value = ctx.eval(src).unwrap();
                 let got = ours(ctx, &v);

@@ -3,27 +3,39 @@
 //! Value conversion and error mapping live here; behaviour lives in
 //! cove-core, cove-db and cove-caps, shared with the Lua runtime.
 
+#[forbid(unsafe_code)]
 mod bind;
-mod bytes;
+#[forbid(unsafe_code)]
 mod caps;
+#[forbid(unsafe_code)]
 mod db;
+#[forbid(unsafe_code)]
 mod engine;
+#[forbid(unsafe_code)]
 mod error;
-mod fastfn;
+#[forbid(unsafe_code)]
 mod globals;
-mod held;
+#[forbid(unsafe_code)]
 mod host;
+#[forbid(unsafe_code)]
 mod json;
-mod layout;
+#[forbid(unsafe_code)]
 mod modules;
+mod raw;
+#[forbid(unsafe_code)]
 mod req;
+#[forbid(unsafe_code)]
 mod res;
-mod shapes;
+#[forbid(unsafe_code)]
 mod template;
+#[forbid(unsafe_code)]
 pub mod testing;
 #[cfg(test)]
+#[forbid(unsafe_code)]
 mod tests;
+#[forbid(unsafe_code)]
 mod typescript;
+#[forbid(unsafe_code)]
 mod vm;
 
 pub use engine::{JsApp, JsConfig, JsEngine};

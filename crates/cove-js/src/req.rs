@@ -3,16 +3,16 @@
 //! `req` is the current one and call `get(req, which)`, which builds the
 //! value and makes it an ordinary own property of that `req`. `params` and
 //! `body`, when there are any, are defined as the `req` is made.
-#![allow(unsafe_code)]
 
 use rquickjs::{Ctx, Object, Value};
 
 use cove_core::{parse_query, Request};
 
 use crate::bind::throw;
-use crate::fastfn::{fast_table, install, Args, Method};
 use crate::host::with_call;
-use crate::shapes::{define_field, object_from_pairs};
+use crate::raw::fastfn::{fast_table, install, Args, Method};
+use crate::raw::fields::{define_field, object_from_pairs};
+use crate::raw::value::{Val, View};
 
 /// Field names by the `which` the prelude passes (same order as its list).
 pub(crate) const FIELDS: [&str; 7] = [
@@ -88,31 +88,17 @@ pub(crate) fn define_eager<'js>(ctx: &Ctx<'js>, req: &Value<'js>) -> rquickjs::R
 /// getter makes its value an own property), for what lists own
 /// properties, as a template's key/value loop does: it then sees what
 /// Hull's plain object has. Other objects are left alone.
-///
-/// # Safety
-/// `obj` is a live value of `ctx`.
-pub(crate) unsafe fn fill(ctx: &Ctx<'_>, obj: rquickjs::qjs::JSValue) {
-    use rquickjs::qjs;
-    if qjs::JS_VALUE_GET_TAG(obj) != qjs::JS_TAG_OBJECT {
+pub(crate) fn fill(ctx: &Ctx<'_>, obj: &Val<'_>) {
+    let View::Object(o) = obj.view() else {
         return;
-    }
-    let id = qjs::JS_VALUE_GET_PTR(obj) as usize;
+    };
+    let id = o.id();
     if crate::host::if_call(|call| call.req_id == id) != Some(true) {
         return;
     }
-    let raw = ctx.as_raw().as_ptr();
     for name in FIELDS.iter().filter(|&&n| n != "ctx") {
-        let atom = qjs::JS_NewAtomLen(raw, name.as_ptr().cast(), name.len() as _);
-        if atom == qjs::JS_ATOM_NULL {
+        if o.get_named(name).is_err() {
             let _ = ctx.catch();
-            return;
-        }
-        let v = qjs::JS_GetProperty(raw, obj, atom);
-        qjs::JS_FreeAtom(raw, atom);
-        if qjs::JS_VALUE_GET_TAG(v) == qjs::JS_TAG_EXCEPTION {
-            let _ = ctx.catch();
-        } else {
-            qjs::JS_FreeValue(raw, v);
         }
     }
 }
@@ -128,8 +114,7 @@ const fn getter(name: &'static str) -> Method {
 
 // One getter per field, in FIELDS order (the magic number is the index).
 fast_table!(
-    REQ_GETTERS,
-    req_entry,
+    ReqGetters,
     [
         getter("query"),
         getter("headers"),
@@ -144,6 +129,6 @@ fast_table!(
 /// The getters, by field name, for the prelude to put on `Req.prototype`.
 pub(crate) fn getters<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let obj = Object::new(ctx.clone())?;
-    install(&obj, &REQ_GETTERS, req_entry)?;
+    install::<ReqGetters>(&obj)?;
     Ok(obj)
 }

@@ -1,12 +1,12 @@
 //! `res` (Hull §4.2): one object per worker whose methods build the response
 //! of the call in progress. They run on every request, so they are fast
-//! methods (see fastfn.rs).
+//! methods (see raw/fastfn.rs).
 
 use rquickjs::{Ctx, Object, Value};
 
 use crate::bind::{text_arg, throw, type_name};
-use crate::fastfn::{fast_table, install, Args, Method};
 use crate::host::{with_call, Call};
+use crate::raw::fastfn::{fast_table, install, Args, Method};
 
 /// Optional status code argument `i`: integer, integral number or numeric
 /// string. A missing one (the usual case) is seen from its tag, without the
@@ -139,8 +139,7 @@ fn redirect<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>
 }
 
 fast_table!(
-    RES_METHODS,
-    res_entry,
+    ResMethods,
     [
         Method {
             name: "res.status",
@@ -184,6 +183,6 @@ fast_table!(
 /// The prototype every `res` inherits its methods from.
 pub(crate) fn prototype<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let proto = Object::new(ctx.clone())?;
-    install(&proto, &RES_METHODS, res_entry)?;
+    install::<ResMethods>(&proto)?;
     Ok(proto)
 }

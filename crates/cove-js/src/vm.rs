@@ -111,7 +111,7 @@ pub(crate) fn new_runtime(limits: &Limits) -> rquickjs::Result<(Runtime, Context
     let b = budget.clone();
     rt.set_interrupt_handler(Some(Box::new(move || b.charge())));
     let ctx = Context::full(&rt)?;
-    ctx.with(|c| crate::layout::probe(c.as_raw().as_ptr()));
+    ctx.with(|c| crate::raw::layout::probe(&c));
     Ok((rt, ctx, budget))
 }
 

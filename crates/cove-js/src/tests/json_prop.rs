@@ -1,7 +1,7 @@
 //! `res.json`'s serializer (json.rs) against `JSON.stringify` in the
 //! same context, on values built fresh for each: first with no shape kept,
 //! then again once the key lists have been kept (their objects written from
-//! their property slots, layout.rs), then nested beside copies of
+//! their property slots, raw/layout.rs), then nested beside copies of
 //! themselves. The serializer may hand a value over to `JSON.stringify`
 //! only when it holds something the serializer documents it does not
 //! handle; anything it writes must be `JSON.stringify`'s text.
@@ -47,7 +47,7 @@ fn keep_rows(ctx: &Ctx<'_>, n: &Node) {
                 .map(|k| eval(ctx, &format!("\"{}\"", k.0)).get().ok())
                 .collect();
             if let Some(names) = names {
-                crate::shapes::keep_names(ctx, &names);
+                crate::raw::shapes::keep_names(ctx, &names);
             }
             rows.iter().flatten().for_each(|v| keep_rows(ctx, v));
         }

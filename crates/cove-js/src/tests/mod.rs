@@ -1,6 +1,6 @@
 //! Differential property tests of the hand-written `unsafe` paths (issue
 //! 38): `res.json`'s serializer (json.rs, with the kept shapes of
-//! shapes.rs and the slots layout.rs reads), `db.query`'s row objects and
+//! raw/shapes.rs and the slots raw/layout.rs reads), `db.query`'s row objects and
 //! the template bindings, each run on generated values next to
 //! `JSON.stringify` or another reference in the same QuickJS context. A
 //! misread slot, a stale shape or a wrong reference count shows up as a

@@ -23,9 +23,18 @@ pub(crate) struct Args<'a> {
 impl Args<'_> {
     /// `this` as an owned value.
     pub(crate) fn this<'js>(&self, ctx: &Ctx<'js>) -> Value<'js> {
-        // SAFETY: `this` is alive for the call; the dup gives the Value its
-        // own reference.
+        if !self.of(ctx) {
+            return Value::new_undefined(ctx.clone());
+        }
+        // SAFETY: `this` is alive for the call, a value of `ctx` (checked);
+        // the dup gives the Value its own reference.
         unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(self.raw, self.this)) }
+    }
+
+    /// Whether `ctx` is the context of the call (the one `run` was given).
+    #[inline(always)]
+    fn of(&self, ctx: &Ctx<'_>) -> bool {
+        ctx.as_raw().as_ptr() == self.raw
     }
 
     /// The identity of `this` (its address; compared, never dereferenced).
@@ -52,21 +61,14 @@ impl Args<'_> {
     /// Argument `i` as an owned value (`undefined` when not passed).
     pub(crate) fn get<'js>(&self, ctx: &Ctx<'js>, i: usize) -> Value<'js> {
         match self.argv.get(i) {
-            // SAFETY: the argument is alive for the call; the dup gives the
-            // Value its own reference.
-            Some(&v) => unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(self.raw, v)) },
-            None => Value::new_undefined(ctx.clone()),
+            // SAFETY: the argument is alive for the call, a value of `ctx`
+            // (checked); the dup gives the Value its own reference.
+            Some(&v) if self.of(ctx) => unsafe {
+                Value::from_raw(ctx.clone(), qjs::JS_DupValue(self.raw, v))
+            },
+            _ => Value::new_undefined(ctx.clone()),
         }
     }
-}
-
-/// The identity (address) of an object value; 0 for other values.
-pub(crate) fn identity(v: &Value<'_>) -> usize {
-    if !v.is_object() {
-        return 0;
-    }
-    // SAFETY: reading the payload of a live object value.
-    unsafe { qjs::JS_VALUE_GET_PTR(v.as_raw()) as usize }
 }
 
 /// A fast method: what it is called, how many arguments it declares, and
@@ -78,31 +80,37 @@ pub(crate) struct Method {
     pub(crate) run: for<'js> fn(&Ctx<'js>, &Args<'_>) -> rquickjs::Result<Value<'js>>,
 }
 
-/// The C entry of every table (see [`fast_table!`]): find the method by
-/// `magic`, run it, map its outcome to what QuickJS expects.
+/// A table of fast methods, declared with [`fast_table!`]; the magic
+/// number of each C function is its index here.
+pub(crate) trait Table: 'static {
+    const METHODS: &'static [Method];
+}
+
+/// The C entry of every table: find the method by `magic`, run it, map
+/// its outcome to what QuickJS expects.
 ///
 /// # Safety
 /// Called by QuickJS only, with its own arguments.
-pub(crate) unsafe fn call<const N: usize>(
+unsafe extern "C" fn entry<T: Table>(
     ctx: *mut qjs::JSContext,
     this: qjs::JSValue,
     argc: c_int,
     argv: *mut qjs::JSValue,
     magic: c_int,
-    table: &'static [Method; N],
 ) -> qjs::JSValue {
-    let Some(method) = table.get(magic as usize) else {
+    let Some(method) = T::METHODS.get(magic as usize) else {
         return qjs::JS_UNDEFINED;
     };
     let Some(ptr) = NonNull::new(ctx) else {
         return qjs::JS_EXCEPTION;
     };
     // SAFETY: QuickJS passes a live context and `argc` live arguments.
-    let c = Ctx::from_raw(ptr);
+    let c = unsafe { Ctx::from_raw(ptr) };
     let argv: &[qjs::JSValue] = if argv.is_null() || argc <= 0 {
         &[]
     } else {
-        std::slice::from_raw_parts(argv, argc as usize)
+        // SAFETY: as above: `argc` values at `argv`, alive for the call.
+        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
     };
     let args = Args {
         raw: ctx,
@@ -110,10 +118,13 @@ pub(crate) unsafe fn call<const N: usize>(
         argv,
         magic,
     };
+    // SAFETY (each arm): `this` is alive for the call; the dup is the
+    // reference QuickJS takes from us as the return value.
     match catch_unwind(AssertUnwindSafe(|| (method.run)(&c, &args))) {
-        Ok(Ok(_)) if method.chains => qjs::JS_DupValue(ctx, this),
+        Ok(Ok(_)) if method.chains => unsafe { qjs::JS_DupValue(ctx, this) },
         // The Value drops its own reference; QuickJS gets a new one.
-        Ok(Ok(v)) => qjs::JS_DupValue(ctx, v.as_raw()),
+        // SAFETY: `v` is live until it drops, after the dup.
+        Ok(Ok(v)) => unsafe { qjs::JS_DupValue(ctx, v.as_raw()) },
         Ok(Err(rquickjs::Error::Exception)) => qjs::JS_EXCEPTION,
         Ok(Err(other)) => {
             Exception::throw_message(&c, &format!("{}: {other}", method.name));
@@ -126,29 +137,21 @@ pub(crate) unsafe fn call<const N: usize>(
     }
 }
 
-/// Declare a table of methods and its C entry point:
-/// `fast_table!(NAME, entry_fn, [Method, ...])`.
+/// Declare a table of methods: `fast_table!(NAME, [Method, ...])` makes
+/// the type `NAME`, to [`install`] as `install::<NAME>(&obj)`.
 macro_rules! fast_table {
-    ($table:ident, $entry:ident, [$($m:expr),* $(,)?]) => {
-        pub(crate) static $table: [$crate::fastfn::Method; [$(stringify!($m)),*].len()] = [$($m),*];
+    ($table:ident, [$($m:expr),* $(,)?]) => {
+        pub(crate) struct $table;
 
-        // SAFETY: only QuickJS calls it, with its own arguments.
-        #[allow(unsafe_code)]
-        unsafe extern "C" fn $entry(
-            ctx: *mut rquickjs::qjs::JSContext,
-            this: rquickjs::qjs::JSValue,
-            argc: std::ffi::c_int,
-            argv: *mut rquickjs::qjs::JSValue,
-            magic: std::ffi::c_int,
-        ) -> rquickjs::qjs::JSValue {
-            unsafe { $crate::fastfn::call(ctx, this, argc, argv, magic, &$table) }
+        impl $crate::raw::fastfn::Table for $table {
+            const METHODS: &'static [$crate::raw::fastfn::Method] = &[$($m),*];
         }
     };
 }
 pub(crate) use fast_table;
 
 /// The C entry point of a table, as QuickJS wants it.
-pub(crate) type Entry = unsafe extern "C" fn(
+type Entry = unsafe extern "C" fn(
     *mut qjs::JSContext,
     qjs::JSValue,
     c_int,
@@ -156,12 +159,10 @@ pub(crate) type Entry = unsafe extern "C" fn(
     c_int,
 ) -> qjs::JSValue;
 
-/// Put every method of `table` on `obj` as a C function calling `entry`.
-pub(crate) fn install<'js>(
-    obj: &Object<'js>,
-    table: &'static [Method],
-    entry: Entry,
-) -> rquickjs::Result<()> {
+/// Put every method of table `T` on `obj` as a C function.
+pub(crate) fn install<'js, T: Table>(obj: &Object<'js>) -> rquickjs::Result<()> {
+    let table = T::METHODS;
+    let entry: Entry = entry::<T>;
     let ctx = obj.ctx();
     let raw = ctx.as_raw().as_ptr();
     for (magic, m) in table.iter().enumerate() {

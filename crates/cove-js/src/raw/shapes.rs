@@ -19,9 +19,11 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
-use rquickjs::{qjs, Ctx, JsLifetime, Value};
+use rquickjs::{qjs, Ctx, JsLifetime};
 
 use cove_caps::json::write_utf8;
+
+use super::value::{Atom, Keys};
 
 /// Distinct key lists kept at most (each costs one object per key).
 const MAX_LISTS: usize = 256;
@@ -61,7 +63,7 @@ pub(crate) struct Keepers {
     /// Key list (atoms, each held by us) → the objects for its prefixes.
     lists: RefCell<AtomMap<Vec<qjs::JSValue>>>,
     /// The atoms of `req`'s field names (req.rs `FIELDS` order).
-    fields: Vec<qjs::JSAtom>,
+    pub(super) fields: Vec<qjs::JSAtom>,
     /// Property name atom (held by us) → the name as a JSON string.
     keys: RefCell<HashMap<qjs::JSAtom, Box<[u8]>, BuildHasherDefault<AtomHasher>>>,
     /// Shape address of a kept full key list's object → its members.
@@ -69,21 +71,47 @@ pub(crate) struct Keepers {
     /// Param name lists seen (a route's, e.g. `["id"]`) → their atoms, held
     /// by us and kept (`lists`): a route's `params` then need no atom
     /// lookup and no `keep` per request.
-    params: RefCell<Vec<ParamList>>,
+    pub(super) params: RefCell<Vec<ParamList>>,
 }
 
 /// A list of param names and their atoms.
-type ParamList = (Box<[Box<str>]>, Box<[qjs::JSAtom]>);
+pub(super) type ParamList = (Box<[Box<str>]>, Box<[qjs::JSAtom]>);
 
 /// A property of a known shape: its atom (held by `Keepers::lists`) and
 /// its name as a JSON string, written as `,"name":` (the comma left off
 /// for the first member written).
 pub(crate) struct Member {
-    pub(crate) atom: qjs::JSAtom,
-    pub(crate) prefix: Box<[u8]>,
+    atom: qjs::JSAtom,
+    prefix: Box<[u8]>,
+}
+
+/// A kept key list's shape (its address, compared, never dereferenced)
+/// and its members, in slot order.
+#[derive(Clone)]
+pub(crate) struct Known {
+    shape: usize,
+    members: Rc<[Member]>,
+}
+
+impl Known {
+    #[inline(always)]
+    pub(crate) fn shape(&self) -> usize {
+        self.shape
+    }
+
+    #[inline(always)]
+    pub(crate) fn members(&self) -> &[Member] {
+        &self.members
+    }
 }
 
 impl Member {
+    /// Its name (held by the keepers until the runtime is freed).
+    #[inline(always)]
+    pub(crate) fn atom(&self) -> Atom<'static> {
+        Atom::held(self.atom)
+    }
+
     /// The name as a JSON string.
     pub(crate) fn json(&self) -> &[u8] {
         &self.prefix[1..self.prefix.len() - 1]
@@ -134,7 +162,7 @@ impl Drop for Keepers {
     }
 }
 
-fn new_atom(raw: *mut qjs::JSContext, name: &str) -> qjs::JSAtom {
+pub(super) fn new_atom(raw: *mut qjs::JSContext, name: &str) -> qjs::JSAtom {
     // SAFETY: creates (or finds) an atom; the caller owns the reference.
     unsafe { qjs::JS_NewAtomLen(raw, name.as_ptr().cast(), name.len() as _) }
 }
@@ -160,7 +188,7 @@ pub(crate) fn keep_empty(ctx: &Ctx<'_>, proto: &rquickjs::Object<'_>) {
 }
 
 /// Start keeping shapes in `ctx`'s runtime; `fields` are the names of the
-/// fields [`define_field`] defines.
+/// fields `fields::define_field` defines.
 pub(crate) fn init(ctx: &Ctx<'_>, fields: &[&str]) -> rquickjs::Result<()> {
     let raw = ctx.as_raw().as_ptr();
     // SAFETY: the runtime of a live context.
@@ -183,7 +211,7 @@ pub(crate) fn init(ctx: &Ctx<'_>, fields: &[&str]) -> rquickjs::Result<()> {
 
 /// Make sure the shapes of objects with these keys, in this order, stay
 /// cached. Cheap when already kept (one hash lookup).
-pub(crate) fn keep(ctx: &Ctx<'_>, atoms: &[qjs::JSAtom]) {
+pub(super) fn keep(ctx: &Ctx<'_>, atoms: &[qjs::JSAtom]) {
     let raw = ctx.as_raw().as_ptr();
     if atoms.is_empty() || atoms.len() > MAX_KEYS {
         return;
@@ -240,7 +268,7 @@ pub(crate) fn keep(ctx: &Ctx<'_>, atoms: &[qjs::JSAtom]) {
     if let (true, Some(&full)) = (objects.len() == atoms.len(), objects.last()) {
         // SAFETY: `full` is a live object, kept until the runtime goes, so
         // its shape's address is not reused for another shape meanwhile.
-        if let Some(shape) = unsafe { crate::layout::shape_of(full) } {
+        if let Some(shape) = unsafe { super::layout::shape_of(full) } {
             know(raw, &keepers, shape, atoms);
         }
     }
@@ -281,23 +309,36 @@ fn know(raw: *mut qjs::JSContext, keepers: &Keepers, shape: usize, atoms: &[qjs:
 }
 
 /// The members of objects with this shape, if it is a kept key list's.
-pub(crate) fn known_members(ctx: &Ctx<'_>, shape: usize) -> Option<Rc<[Member]>> {
+pub(crate) fn known_members(ctx: &Ctx<'_>, shape: usize) -> Option<Known> {
     let keepers = ctx.userdata::<Keepers>()?;
     let known = keepers.known.try_borrow().ok()?;
-    known.get(&shape).cloned()
+    let members = known.get(&shape)?.clone();
+    Some(Known { shape, members })
+}
+
+/// `keep` the enumerable names of `keys`, in their order.
+pub(crate) fn keep_keys(ctx: &Ctx<'_>, keys: &Keys<'_>) {
+    let atoms: Vec<qjs::JSAtom> = keys
+        .iter()
+        .filter(|(_, e)| *e)
+        .map(|(a, _)| a.raw())
+        .collect();
+    keep(ctx, &atoms);
 }
 
 /// Property name `atom` as a JSON string; `None` if it is not valid UTF-8.
-pub(crate) fn atom_json(raw: *mut qjs::JSContext, atom: qjs::JSAtom) -> Option<Vec<u8>> {
+pub(super) fn atom_json(raw: *mut qjs::JSContext, atom: qjs::JSAtom) -> Option<Vec<u8>> {
     let mut len = 0;
     // SAFETY: the caller holds the atom; the C string is freed below.
     let ptr = unsafe { qjs::JS_AtomToCStringLen(raw, &mut len, atom) };
     if ptr.is_null() {
         return None;
     }
+    // SAFETY: `len` bytes at `ptr`, alive until freed below.
     let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize) };
     let mut out = Vec::with_capacity(bytes.len() + 2);
     let ok = write_utf8(&mut out, bytes);
+    // SAFETY: the C string from JS_AtomToCStringLen, freed once.
     unsafe { qjs::JS_FreeCString(raw, ptr) };
     ok.then_some(out)
 }
@@ -316,152 +357,31 @@ pub(crate) fn keep_names<S: AsRef<str>>(ctx: &Ctx<'_>, names: impl IntoIterator<
     }
 }
 
-/// A plain object with string `pairs` as properties (for `req.params`,
-/// `req.query`, `req.headers`); `keep_shape` when the key list recurs
-/// (a route's params) so its shape stays cached.
-pub(crate) fn object_from_pairs<'js, K: AsRef<str>, V: AsRef<str>>(
-    ctx: &Ctx<'js>,
-    pairs: &[(K, V)],
-    keep_shape: bool,
-) -> rquickjs::Result<Value<'js>> {
-    let raw = ctx.as_raw().as_ptr();
-    let atoms = match keep_shape {
-        true => param_atoms(ctx, pairs),
-        false => pairs
-            .iter()
-            .map(|(k, _)| new_atom(raw, k.as_ref()))
-            .collect(),
-    };
-    // SAFETY: a new object we own (wrapped in a Value at once), and new
-    // strings whose references JS_DefinePropertyValue takes over.
-    let obj = unsafe { Value::from_raw(ctx.clone(), qjs::JS_NewObject(raw)) };
-    let mut failed = obj.is_exception();
-    for ((_, v), &atom) in pairs.iter().zip(&atoms) {
-        let v = v.as_ref();
-        if !failed {
-            unsafe {
-                let s = qjs::JS_NewStringLen(raw, v.as_ptr().cast(), v.len() as _);
-                failed = qjs::JS_DefinePropertyValue(
-                    raw,
-                    obj.as_raw(),
-                    atom,
-                    s,
-                    qjs::JS_PROP_C_W_E as i32,
-                ) < 0;
-            }
-        }
-        // SAFETY: releases the reference new_atom took.
-        unsafe { qjs::JS_FreeAtom(raw, atom) };
-    }
-    if failed {
-        return Err(rquickjs::Error::Exception);
-    }
-    Ok(obj)
-}
-
-/// Param name lists remembered at most.
-const MAX_PARAM_LISTS: usize = 64;
-
-/// Atoms for the names of `pairs` (the caller owns a reference to each),
-/// their shapes kept: from the list of param names seen before when the
-/// names are there, else made, kept and remembered.
-fn param_atoms<K: AsRef<str>, V>(ctx: &Ctx<'_>, pairs: &[(K, V)]) -> Vec<qjs::JSAtom> {
-    let raw = ctx.as_raw().as_ptr();
-    let keepers = ctx.userdata::<Keepers>();
-    let mut lists = keepers
-        .as_ref()
-        .and_then(|k| k.params.try_borrow_mut().ok());
-    let same = |names: &[Box<str>]| {
-        names.len() == pairs.len()
-            && names
-                .iter()
-                .zip(pairs)
-                .all(|(n, (k, _))| **n == *k.as_ref())
-    };
-    if let Some((_, atoms)) = lists.as_ref().and_then(|l| l.iter().find(|(n, _)| same(n))) {
-        // SAFETY: the caller's references to atoms the list holds.
-        return atoms
-            .iter()
-            .map(|&a| unsafe { qjs::JS_DupAtom(raw, a) })
-            .collect();
-    }
-    let atoms: Vec<qjs::JSAtom> = pairs
-        .iter()
-        .map(|(k, _)| new_atom(raw, k.as_ref()))
-        .collect();
-    keep(ctx, &atoms);
-    if let Some(lists) = lists.as_mut().filter(|l| l.len() < MAX_PARAM_LISTS) {
-        let names = pairs.iter().map(|(k, _)| k.as_ref().into()).collect();
-        // SAFETY: the list's own reference to each atom.
-        let held = atoms
-            .iter()
-            .map(|&a| unsafe { qjs::JS_DupAtom(raw, a) })
-            .collect();
-        lists.push((names, held));
-    }
-    atoms
-}
-
-/// Make `value` the own, writable, enumerable property number `field` (of
-/// the names given to [`init`]) of `obj`.
-pub(crate) fn define_field(
-    ctx: &Ctx<'_>,
-    obj: &Value<'_>,
-    field: usize,
-    value: &Value<'_>,
-) -> rquickjs::Result<()> {
-    let Some(atom) = ctx
-        .userdata::<Keepers>()
-        .and_then(|k| k.fields.get(field).copied())
-    else {
-        return Ok(());
-    };
-    let raw = ctx.as_raw().as_ptr();
-    // SAFETY: defines a property on a live object; the dup'd value
-    // reference is taken over by QuickJS.
-    let rc = unsafe {
-        qjs::JS_DefinePropertyValue(
-            raw,
-            obj.as_raw(),
-            atom,
-            qjs::JS_DupValue(raw, value.as_raw()),
-            qjs::JS_PROP_C_W_E as i32,
-        )
-    };
-    if rc < 0 {
-        return Err(rquickjs::Error::Exception);
-    }
-    Ok(())
-}
-
 /// Keys cached at most by [`write_key`].
 const MAX_KEYS_CACHED: usize = 4096;
 
 /// Append property name `atom` as a JSON string, from a per-runtime cache
 /// (converting an atom to UTF-8 and escaping it cost ~300 instructions per
-/// key per response). `write` does the conversion on a miss and returns
-/// false if the name cannot be written.
-pub(crate) fn write_key(
-    ctx: &Ctx<'_>,
-    atom: qjs::JSAtom,
-    out: &mut Vec<u8>,
-    write: impl FnOnce(&mut Vec<u8>) -> rquickjs::Result<bool>,
-) -> rquickjs::Result<bool> {
+/// key per response); false, with nothing written, if the name is not
+/// valid UTF-8.
+pub(crate) fn write_key(ctx: &Ctx<'_>, atom: Atom<'_>, out: &mut Vec<u8>) -> bool {
+    let atom = atom.raw();
     let keepers = ctx.userdata::<Keepers>();
     let mut keys = keepers.as_ref().and_then(|k| k.keys.try_borrow_mut().ok());
     if let Some(bytes) = keys.as_ref().and_then(|k| k.get(&atom)) {
         out.extend_from_slice(bytes);
-        return Ok(true);
+        return true;
     }
-    let start = out.len();
-    if !write(out)? {
-        return Ok(false);
-    }
+    let raw = ctx.as_raw().as_ptr();
+    let Some(json) = atom_json(raw, atom) else {
+        return false;
+    };
+    out.extend_from_slice(&json);
     if let Some(keys) = keys.as_mut().filter(|k| k.len() < MAX_KEYS_CACHED) {
         // SAFETY: the cache holds its own reference to the atom, so its
         // number is not reused for another name while cached.
-        let held = unsafe { qjs::JS_DupAtom(ctx.as_raw().as_ptr(), atom) };
-        keys.insert(held, out[start..].into());
+        let held = unsafe { qjs::JS_DupAtom(raw, atom) };
+        keys.insert(held, json.into());
     }
-    Ok(true)
+    true
 }

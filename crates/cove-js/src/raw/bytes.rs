@@ -3,10 +3,28 @@
 //! parameters) and capability arguments (caps.rs: crypto data, http bodies).
 #![allow(unsafe_code)]
 
-use rquickjs::{qjs, ArrayBuffer, Value};
+use std::ptr::NonNull;
+
+use rquickjs::{qjs, ArrayBuffer, Ctx, Value};
+
+use super::value::{Val, View};
 
 /// The bytes `v` holds if it is binary; `None` for any other value.
-pub(crate) fn binary_of(v: &Value<'_>) -> rquickjs::Result<Option<Vec<u8>>> {
+pub(crate) fn binary_of(v: &Val<'_>) -> rquickjs::Result<Option<Vec<u8>>> {
+    if !matches!(v.view(), View::Object(_)) {
+        return Ok(None);
+    }
+    let Some(raw) = NonNull::new(v.raw_ctx()) else {
+        return Ok(None);
+    };
+    // SAFETY: `v`'s context is live while `v` is; the Ctx takes a
+    // reference to it of its own.
+    let ctx = unsafe { Ctx::from_raw(raw) };
+    binary_of_value(&v.clone().into_value(&ctx))
+}
+
+/// [`binary_of`] of an rquickjs value.
+fn binary_of_value(v: &Value<'_>) -> rquickjs::Result<Option<Vec<u8>>> {
     if let Some(buf) = ArrayBuffer::from_value(v.clone()) {
         return Ok(Some(copy_bytes(&buf, 0, buf.len())));
     }
