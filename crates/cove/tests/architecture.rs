@@ -163,7 +163,7 @@ fn unsafe_lives_only_in_the_listed_files() {
 
 /// Files both binding crates have under the same name, for the same job.
 const MIRRORED: &[&str] = &[
-    "bind", "caps", "db", "engine", "error", "globals", "json", "layout", "modules", "req", "res",
+    "bind", "caps", "db", "engine", "error", "globals", "json", "modules", "raw", "req", "res",
     "template", "testing", "vm",
 ];
 
@@ -172,12 +172,58 @@ fn the_bindings_mirror_their_file_names() {
     let doc = std::fs::read_to_string(root().join("docs/architecture.md")).expect("doc");
     for name in MIRRORED {
         for krate in ["cove-lua", "cove-js"] {
-            let file = root().join(format!("crates/{krate}/src/{name}.rs"));
-            assert!(file.is_file(), "{krate} has no {name}.rs");
+            let src = root().join(format!("crates/{krate}/src"));
+            let file = src.join(format!("{name}.rs"));
+            let dir = src.join(name).join("mod.rs");
+            assert!(
+                file.is_file() || dir.is_file(),
+                "{krate} has no {name}.rs or {name}/"
+            );
         }
         assert!(
             doc.contains(&format!("`{name}`")),
             "architecture.md names `{name}`"
+        );
+    }
+}
+
+/// In each binding crate, every module but `raw` is declared
+/// `#[forbid(unsafe_code)]` in lib.rs (issue 39: the runtime's unsafe code
+/// in one module, everything else forbidding it).
+#[test]
+fn the_bindings_forbid_unsafe_outside_raw() {
+    for krate in ["cove-lua", "cove-js"] {
+        let lib = std::fs::read_to_string(root().join(format!("crates/{krate}/src/lib.rs")))
+            .expect("lib.rs");
+        let mut attrs: Vec<&str> = Vec::new();
+        let mut modules = 0;
+        for line in lib.lines().map(str::trim) {
+            if line.starts_with("#[") {
+                attrs.push(line);
+                continue;
+            }
+            if let Some(name) = line
+                .strip_prefix("pub mod ")
+                .or_else(|| line.strip_prefix("mod "))
+                .and_then(|rest| rest.strip_suffix(';'))
+            {
+                modules += 1;
+                let forbids = attrs.contains(&"#[forbid(unsafe_code)]");
+                assert!(
+                    forbids || name == "raw",
+                    "{krate}: `mod {name}` must be declared #[forbid(unsafe_code)] (unsafe code belongs in raw/)"
+                );
+                assert!(
+                    !(forbids && name == "raw"),
+                    "{krate}: raw is where unsafe code lives"
+                );
+            }
+            attrs.clear();
+        }
+        assert!(modules > 5, "{krate}: lib.rs lists its modules");
+        assert!(
+            lib.contains("mod raw;"),
+            "{krate}: the unsafe code lives in raw/"
         );
     }
 }
