@@ -1,4 +1,5 @@
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use cove_core::{AppFiles, Limits};
@@ -18,6 +19,20 @@ pub struct ServerConfig {
     /// (`crate::dev_error`). `None`, as in serve mode and built apps, keeps
     /// the plain `Internal Server Error`.
     pub dev_errors: Option<AppFiles>,
+    /// HTTPS, HTTP/2 and the HTTP redirect (docs/protocols.md).
+    pub protocols: Protocols,
+}
+
+/// What the listeners speak besides plain HTTP/1.1.
+#[derive(Debug, Clone, Default)]
+pub struct Protocols {
+    /// Serve HTTPS with this certificate, HTTP/2 or HTTP/1.1 by ALPN.
+    pub tls: Option<Arc<crate::tls::Certs>>,
+    /// On a plain port, also HTTP/2 for clients that start with its
+    /// preface ("prior knowledge", h2c).
+    pub h2c: bool,
+    /// With `tls`: answer plain HTTP on this port with a 308 to HTTPS.
+    pub redirect_http: Option<u16>,
 }
 
 /// The HTTP/1.1 limits and timeouts (docs/security.md, "HTTP limits and
@@ -36,6 +51,8 @@ pub struct HttpLimits {
     /// Time a kept-alive connection may wait for its next request, or a
     /// response wait for the client to read any of it, before it is closed.
     pub idle_timeout: Duration,
+    /// HTTP/2: requests one connection may have in progress at once.
+    pub h2_max_streams: u32,
 }
 
 impl Default for HttpLimits {
@@ -45,6 +62,7 @@ impl Default for HttpLimits {
             max_url: 8 * 1024,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(30),
+            h2_max_streams: 100,
         }
     }
 }

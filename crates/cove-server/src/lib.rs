@@ -1,11 +1,12 @@
 //! The HTTP layer: shared-nothing workers, one OS thread each with its own
 //! current-thread tokio runtime, SO_REUSEPORT listener and app instance;
-//! hyper HTTP/1.1 with keep-alive and pipelining; graceful shutdown; and, for
+//! hyper HTTP/1.1 with keep-alive and pipelining, HTTP/2, HTTPS (tls/); graceful shutdown; and, for
 //! `cove dev`, replacing every worker's handler without closing its listener;
 //! the app's `static/` files; in `cove dev`, an error page for script errors.
 
 mod body;
 mod config;
+mod conn;
 mod convert;
 mod dev_error;
 mod handler;
@@ -17,10 +18,12 @@ mod reload;
 mod serve;
 mod static_files;
 mod timeouts;
+mod tls;
 mod worker;
 
 pub use body::Body;
-pub use config::{HttpLimits, ServerConfig};
+pub use config::{HttpLimits, Protocols, ServerConfig};
 pub use handler::{Baseline, Handler, ScriptHandler};
 pub use reload::{reloading, Reload, Reloading};
 pub use serve::{check_addr, serve, serve_then, ServerError};
+pub use tls::{Certs, TlsFiles};

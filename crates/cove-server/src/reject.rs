@@ -5,7 +5,7 @@
 //! and a missing or repeated `Host` (400, RFC 9112 §3.2). hyper answers the
 //! rest of the malformed requests itself (docs/security.md).
 
-use hyper::header::HOST;
+use hyper::header::{HeaderValue, HOST};
 use hyper::{Request, Version};
 
 use crate::convert::{closing, HttpResponse};
@@ -36,6 +36,23 @@ pub(crate) fn check<B>(
     None
 }
 
+/// HTTP/2 names the host in the `:authority` pseudo-header, which hyper
+/// puts in the URI; apps (and [`check`]) read `Host`, so it is added from
+/// there when the client sent none (RFC 9113 §8.3.1).
+#[inline]
+pub(crate) fn host_from_authority<B>(req: &mut Request<B>) {
+    if req.headers().contains_key(HOST) {
+        return;
+    }
+    let host = req
+        .uri()
+        .authority()
+        .and_then(|a| HeaderValue::from_str(a.as_str()).ok());
+    if let Some(host) = host {
+        req.headers_mut().insert(HOST, host);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,6 +67,21 @@ mod tests {
 
     fn status(r: &Request<()>) -> Option<u16> {
         check(r, 16, false).map(|res| res.status().as_u16())
+    }
+
+    #[test]
+    fn http2_authority_becomes_the_host() {
+        let mut r = Request::get("https://example.com:8443/a")
+            .version(Version::HTTP_2)
+            .body(())
+            .unwrap();
+        host_from_authority(&mut r);
+        assert_eq!(r.headers()[HOST], "example.com:8443");
+        assert_eq!(status(&r), None);
+        // A Host the client sent stays as it is.
+        let mut r = req(Version::HTTP_2, "/a", &["given"]);
+        host_from_authority(&mut r);
+        assert_eq!(r.headers()[HOST], "given");
     }
 
     #[test]

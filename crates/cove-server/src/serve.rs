@@ -12,7 +12,10 @@ use tokio::sync::watch;
 
 use cove_core::log;
 
-use crate::{listener, worker, Handler, ServerConfig};
+use crate::{listener, tls, worker, Handler, ServerConfig};
+
+/// How often the certificate files are checked for a change.
+const CERT_RECHECK: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -64,10 +67,11 @@ where
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (mut sigint, mut sigterm) = rt.block_on(async {
+    let (mut sigint, mut sigterm, mut sighup) = rt.block_on(async {
         Ok::<_, std::io::Error>((
             signal(SignalKind::interrupt())?,
             signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
         ))
     })?;
     let listeners = listener::bind_all(config.addr, config.workers.max(1)).map_err(|error| {
@@ -80,18 +84,28 @@ where
     let (stop_tx, stop_rx) = watch::channel(false);
     let drain = Duration::from_millis(config.limits.drain_timeout_ms);
     let http = config.http;
+    let protocols = config.protocols.clone();
+    let redirect = match (&protocols.tls, protocols.redirect_http) {
+        (Some(_), Some(port)) => {
+            let at = SocketAddr::new(config.addr.ip(), port);
+            check_addr(at)?;
+            Some(listener::bind(at).map_err(|error| ServerError::Bind { addr: at, error })?)
+        }
+        _ => None,
+    };
     let make = Arc::new(make);
     let mut workers: Vec<JoinHandle<()>> = Vec::new();
     for (i, l) in listeners.into_iter().enumerate() {
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
         let make = make.clone();
         let stop = stop_rx.clone();
+        let protocols = protocols.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("cove-worker-{i}"))
             .spawn(move || match make(i) {
                 Ok(handler) => {
                     let _ = ready_tx.send(Ok(()));
-                    if let Err(e) = worker::run(handler, l, stop, http, drain) {
+                    if let Err(e) = worker::run(handler, l, stop, http, protocols, drain) {
                         log::error(&format!("worker {i} stopped: {e}"));
                     }
                 }
@@ -114,16 +128,44 @@ where
         join_all(workers);
         return Err(ServerError::Ready(msg));
     }
+    let scheme = if protocols.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     log::info(&format!(
-        "listening on http://{local} ({}, {} worker{})",
+        "listening on {scheme}://{local} ({}, {} worker{})",
         config.label,
         config.workers,
         if config.workers == 1 { "" } else { "s" }
     ));
     rt.block_on(async {
-        tokio::select! {
-            _ = sigint.recv() => {}
-            _ = sigterm.recv() => {}
+        if let Some(l) = redirect {
+            log::info(&format!(
+                "redirecting http://{} to https",
+                l.local_addr()
+                    .map_or_else(|e| e.to_string(), |a| a.to_string())
+            ));
+            tokio::spawn(tls::redirect::serve(l, local.port()));
+        }
+        // Certificates are read again on SIGHUP, and when their files change
+        // (a renewal by certbot or the like): checked every few seconds.
+        let mut recheck = tokio::time::interval(CERT_RECHECK);
+        loop {
+            tokio::select! {
+                _ = sigint.recv() => break,
+                _ = sigterm.recv() => break,
+                _ = sighup.recv() => {
+                    if let Some(certs) = &protocols.tls {
+                        certs.reload();
+                    }
+                }
+                _ = recheck.tick() => {
+                    if let Some(certs) = &protocols.tls {
+                        certs.reload_if_changed();
+                    }
+                }
+            }
         }
         log::info(&format!(
             "shutting down: draining in-flight requests (up to {} ms)",

@@ -73,6 +73,8 @@ enum Scanned {
 struct Shared {
     phase: Cell<Phase>,
     scanned: Cell<Scanned>,
+    /// Requests in the app's hands (HTTP/2 runs several at once).
+    in_app: Cell<u32>,
 }
 
 /// The connection's phase, shared by its [`Timed`] stream and its service.
@@ -87,13 +89,19 @@ impl Activity {
     #[inline]
     pub(crate) fn busy(&self) -> bool {
         self.0.phase.set(Phase::Busy);
+        self.0.in_app.set(self.0.in_app.get() + 1);
         self.0.scanned.replace(Scanned::Nothing) == Scanned::Conflict
     }
 
-    /// The service has returned its response.
+    /// The service has returned its response (or dropped the request: an
+    /// HTTP/2 stream the client reset).
     #[inline]
     pub(crate) fn answered(&self) {
-        self.0.phase.set(Phase::Answered);
+        let left = self.0.in_app.get().saturating_sub(1);
+        self.0.in_app.set(left);
+        if left == 0 {
+            self.0.phase.set(Phase::Answered);
+        }
     }
 }
 
@@ -115,8 +123,8 @@ enum Framing {
 /// out, reads end: with 408 sent first if part of a request head had
 /// arrived (the read fails), else as a plain end of stream. hyper then
 /// closes the connection.
-pub(crate) struct Timed {
-    stream: TcpStream,
+pub(crate) struct Timed<S = TcpStream> {
+    stream: S,
     phase: Activity,
     header: Duration,
     idle: Duration,
@@ -130,10 +138,14 @@ pub(crate) struct Timed {
     expired: bool,
     framing: Framing,
     scan: HeadScan,
+    /// HTTP/2: many requests at once on the connection, and its bytes are
+    /// frames, not heads (nothing is scanned, and no 408 is written).
+    multiplexed: bool,
 }
 
-impl Timed {
-    pub(crate) fn new(stream: TcpStream, limits: &HttpLimits) -> Timed {
+impl<S: AsyncRead + AsyncWrite + Unpin> Timed<S> {
+    /// An HTTP/1.1 connection.
+    pub(crate) fn new(stream: S, limits: &HttpLimits) -> Timed<S> {
         let now = Instant::now();
         let (header, idle) = (limits.header_timeout, limits.idle_timeout);
         Timed {
@@ -141,6 +153,7 @@ impl Timed {
             phase: Activity(Rc::new(Shared {
                 phase: Cell::new(Phase::Fresh(now)),
                 scanned: Cell::new(Scanned::Nothing),
+                in_app: Cell::new(0),
             })),
             header,
             idle,
@@ -149,7 +162,19 @@ impl Timed {
             expired: false,
             framing: Framing::Head,
             scan: HeadScan::default(),
+            multiplexed: false,
         }
+    }
+
+    /// An HTTP/2 connection: the header clock runs until its first request
+    /// (or, after the idle clock was started, the next one) reaches the
+    /// app, then ends the connection without a 408; the idle clock runs
+    /// while no request is in the app's hands.
+    pub(crate) fn multiplexed(stream: S, limits: &HttpLimits) -> Timed<S> {
+        let mut timed = Timed::new(stream, limits);
+        timed.multiplexed = true;
+        timed.framing = Framing::Lost;
+        timed
     }
 
     pub(crate) fn activity(&self) -> Activity {
@@ -270,7 +295,7 @@ impl Timed {
                 continue;
             }
             self.expired = true;
-            if matches!(self.phase.0.phase.get(), Phase::Head(_)) {
+            if !self.multiplexed && matches!(self.phase.0.phase.get(), Phase::Head(_)) {
                 self.send_408();
                 return Poll::Ready(Err(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -283,7 +308,7 @@ impl Timed {
         Poll::Pending
     }
 
-    fn send_408(&self) {
+    fn send_408(&mut self) {
         if self.write_blocked {
             return;
         }
@@ -294,11 +319,17 @@ impl Timed {
         );
         // Best effort, without waiting: a client that is sending a request
         // has room to receive these few bytes; if not, it is closed anyway.
-        let _ = self.stream.try_write(res.as_bytes());
+        // (Polled with a waker that does nothing: no one waits for it.)
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut stream = Pin::new(&mut self.stream);
+        if let Poll::Ready(Ok(_)) = stream.as_mut().poll_write(&mut cx, res.as_bytes()) {
+            // TLS holds the record until flushed.
+            let _ = stream.poll_flush(&mut cx);
+        }
     }
 }
 
-impl AsyncRead for Timed {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Timed<S> {
     #[inline]
     fn poll_read(
         self: Pin<&mut Self>,
@@ -324,7 +355,7 @@ impl AsyncRead for Timed {
     }
 }
 
-impl AsyncWrite for Timed {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Timed<S> {
     #[inline]
     fn poll_write(
         self: Pin<&mut Self>,
@@ -472,6 +503,47 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn http2_waits_for_every_request_in_the_app_and_never_writes_408() {
+        let (mut client, server) = pair().await;
+        let limits = HttpLimits {
+            header_timeout: HEADER,
+            idle_timeout: IDLE,
+            ..HttpLimits::default()
+        };
+        // Rewrap the server's socket as an HTTP/2 connection.
+        let mut server = Timed::multiplexed(server.stream, &limits);
+        client
+            .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+            .await
+            .unwrap();
+        take(&mut server).await;
+        let activity = server.activity();
+        // Two streams in the app; one answered: no clock runs for the other.
+        activity.busy();
+        activity.busy();
+        activity.answered();
+        server.write_all(b"frames").await.unwrap();
+        let slow = tokio::time::timeout(IDLE * 3, server.read(&mut [0u8; 16])).await;
+        assert!(slow.is_err(), "the connection waited for the second stream");
+        // The second answered: the idle clock closes it, quietly.
+        activity.answered();
+        server.write_all(b"frames").await.unwrap();
+        let answered = Instant::now();
+        assert_eq!(server.read(&mut [0u8; 16]).await.unwrap(), 0);
+        assert_eq!(answered.elapsed(), IDLE);
+        // A preface and nothing more: closed at the header timeout, no 408.
+        let (mut client, server) = pair().await;
+        let mut server = Timed::multiplexed(server.stream, &limits);
+        client.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+        take(&mut server).await;
+        let start = Instant::now();
+        assert_eq!(server.read(&mut [0u8; 16]).await.unwrap(), 0);
+        assert_eq!(start.elapsed(), HEADER);
+        drop(server);
+        assert_eq!(received(client).await, "");
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_kept_alive_connection_is_closed_after_the_idle_timeout() {
         let (mut client, mut server) = pair().await;
         client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
@@ -551,7 +623,11 @@ mod tests {
         let read = tokio::time::timeout(hour, server.read(&mut [0u8; 16])).await;
         assert!(read.is_err(), "the read ended while busy: {read:?}");
         // Its answer starts the idle clock.
-        answer(&mut server).await;
+        server.activity().answered();
+        server
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+            .await
+            .unwrap();
         assert_eq!(server.read(&mut [0u8; 16]).await.unwrap(), 0);
     }
 

@@ -373,6 +373,46 @@ pub struct ServeArgs {
     #[arg(short = 'w', long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub workers: Option<u64>,
 
+    /// Serve HTTPS with this certificate chain (PEM, the server's certificate
+    /// first); needs --tls-key. HTTP/2 and HTTP/1.1 are offered by ALPN. The
+    /// pair is read again on SIGHUP and when the files change.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_key",
+        help_heading = "HTTPS and HTTP/2"
+    )]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key of --tls-cert (PEM: PKCS#8, RSA or EC).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_cert",
+        help_heading = "HTTPS and HTTP/2"
+    )]
+    pub tls_key: Option<PathBuf>,
+
+    /// With --tls-cert: also listen for plain HTTP on PORT and answer every
+    /// request with a 308 redirect to the same URL over HTTPS.
+    #[arg(
+        long,
+        value_name = "PORT",
+        requires = "tls_cert",
+        help_heading = "HTTPS and HTTP/2"
+    )]
+    pub redirect_http: Option<u16>,
+
+    /// On a plain-HTTP port, also speak HTTP/2 to clients that start with its
+    /// preface (h2c "prior knowledge", e.g. behind a proxy that speaks h2c).
+    #[arg(long, conflicts_with = "tls_cert", help_heading = "HTTPS and HTTP/2")]
+    pub h2c: bool,
+
+    /// HTTP/2: requests one connection may have in progress at once.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000),
+          help_heading = "HTTPS and HTTP/2")]
+    pub h2_max_streams: u32,
+
     /// Start only if this executable (written by `cove build --sign`) is
     /// signed by PUBKEY (NAME.pub from `cove keygen`) and its Cove binary,
     /// files and manifest are the ones signed; plain `cove` refuses it.

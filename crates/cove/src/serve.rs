@@ -2,6 +2,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
 
@@ -10,7 +11,7 @@ use cove_core::{log, App, AppFiles, Limits};
 use cove_db::{Db, WriteLock};
 use cove_js::JsEngine;
 use cove_lua::LuaEngine;
-use cove_server::{Baseline, ScriptHandler, ServerConfig};
+use cove_server::{Baseline, Certs, Protocols, ScriptHandler, ServerConfig, TlsFiles};
 
 use crate::app::{AppSource, Runtime};
 use crate::cli::{BaselineArgs, ServeArgs};
@@ -209,9 +210,31 @@ pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerC
             max_url: args.max_url,
             header_timeout: std::time::Duration::from_millis(args.header_timeout),
             idle_timeout: std::time::Duration::from_millis(args.idle_timeout),
+            h2_max_streams: args.h2_max_streams,
         },
         label: app.runtime.label().to_string(),
         dev_errors: None,
+        protocols: protocols(args)?,
+    })
+}
+
+/// HTTPS, HTTP/2 and the redirect from the command line; the certificate is
+/// read now, so a bad one stops the start with its file named.
+fn protocols(args: &ServeArgs) -> Result<Protocols> {
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(Arc::new(
+            Certs::open(TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+            })
+            .map_err(|e| anyhow!(e))?,
+        )),
+        _ => None,
+    };
+    Ok(Protocols {
+        tls,
+        h2c: args.h2c,
+        redirect_http: args.redirect_http,
     })
 }
 
@@ -254,6 +277,7 @@ pub fn baseline(args: &BaselineArgs) -> Result<()> {
         http: cove_server::HttpLimits::default(),
         label: "baseline, no script".to_string(),
         dev_errors: None,
+        protocols: Protocols::default(),
     };
     cove_server::serve(&config, |_| Ok(Baseline))?;
     Ok(())

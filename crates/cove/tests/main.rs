@@ -36,6 +36,7 @@ mod middleware;
 mod migrate;
 mod outbound;
 mod postgres;
+mod protocols;
 mod response;
 mod routing;
 mod sandbox;

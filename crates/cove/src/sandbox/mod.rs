@@ -150,6 +150,7 @@ fn facts(args: &ServeArgs, app: &AppSource) -> Result<Facts> {
         db,
         services: found,
         cwd: std::env::current_dir()?,
+        tls: args.tls_cert.iter().chain(&args.tls_key).cloned().collect(),
     })
 }
 

@@ -66,6 +66,9 @@ pub(crate) struct Facts {
     pub services: Vec<Service>,
     /// Relative manifest paths are taken from here, like `-d`'s.
     pub cwd: PathBuf,
+    /// `--tls-cert` and `--tls-key`: their directories stay readable, so a
+    /// renewed pair (new files, often behind symlinks) is read on reload.
+    pub tls: Vec<PathBuf>,
 }
 
 /// The manifest's fields the sandbox reads.
@@ -146,6 +149,13 @@ impl Policy {
                 .collect()
         };
         read.extend(resolve(&declared.read));
+        read.extend(
+            facts
+                .tls
+                .iter()
+                .filter_map(|f| facts.cwd.join(f).canonicalize().ok())
+                .filter_map(|f| f.parent().map(Path::to_path_buf)),
+        );
         let write = resolve(&declared.write);
         let (db_files, remove_in) = match &facts.db {
             DbTarget::File(db) => sqlite_files(&facts.cwd.join(db)),
@@ -244,6 +254,7 @@ mod tests {
             db,
             services,
             cwd: dir.to_path_buf(),
+            tls: Vec::new(),
         }
     }
 
@@ -319,6 +330,22 @@ mod tests {
         assert!(p.read.contains(&real.join("ref.csv")), "{:?}", p.read);
         assert_eq!(p.write, vec![real.join("exports")]);
         assert_eq!(p.missing, vec![real.join("gone")]);
+    }
+
+    #[test]
+    fn the_directories_of_the_tls_files_stay_readable_for_renewals() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        // certbot's layout: live/ links into archive/, where renewals land.
+        std::fs::create_dir_all(real.join("archive")).unwrap();
+        std::fs::create_dir_all(real.join("live")).unwrap();
+        std::fs::write(real.join("archive/cert1.pem"), "x").unwrap();
+        std::os::unix::fs::symlink(real.join("archive/cert1.pem"), real.join("live/cert.pem"))
+            .unwrap();
+        let mut f = facts(&real, DbTarget::None, vec![]);
+        f.tls = vec!["live/cert.pem".into()];
+        let p = Policy::new(&f, &Declared::default());
+        assert!(p.read.contains(&real.join("archive")), "{:?}", p.read);
     }
 
     #[test]

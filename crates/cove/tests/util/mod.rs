@@ -99,7 +99,8 @@ fn spawn_logged(
 }
 
 fn port_of(line: &str) -> Option<u16> {
-    let rest = line.split("listening on http://").nth(1)?;
+    let rest = line.split("listening on http").nth(1)?;
+    let rest = rest.strip_prefix("s://").or(rest.strip_prefix("://"))?;
     let addr = rest.split_whitespace().next()?;
     addr.rsplit(':').next()?.parse().ok()
 }

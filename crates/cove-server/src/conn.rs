@@ -1,0 +1,210 @@
+//! One accepted connection: the TLS handshake and its ALPN choice, or the
+//! h2c preface on a plain port, then hyper's HTTP/1.1 or HTTP/2 over a
+//! [`Timed`] stream (the header and idle clocks, on the decrypted bytes).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::rc::Rc;
+use std::time::Duration;
+
+use hyper::server::conn::{http1, http2};
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::Watcher;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsAcceptor;
+
+use crate::config::{HttpLimits, Protocols};
+use crate::convert::HttpResponse;
+use crate::timeouts::{Activity, Timed};
+use crate::{reject, Handler};
+
+/// Request headers allowed (more → 431 from hyper). hyper's own default:
+/// up to it, the parser keeps them on the stack.
+const MAX_HEADERS: usize = 100;
+
+/// hyper's default read buffer limit (~400 KiB); a head must fit in it.
+const HYPER_MAX_BUF: usize = 8192 + 4096 * 100;
+
+/// What the first bytes of an HTTP/2 connection are (RFC 9113 §3.4).
+const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Runs HTTP/2's tasks (one per stream) on the worker's own thread: the
+/// handler and its script VM never leave it.
+#[derive(Clone, Copy)]
+pub(crate) struct LocalExec;
+
+impl<F: Future + 'static> hyper::rt::Executor<F> for LocalExec {
+    fn execute(&self, fut: F) {
+        tokio::task::spawn_local(fut);
+    }
+}
+
+/// How one worker serves its connections.
+pub(crate) struct Server<H> {
+    handler: Rc<H>,
+    limits: HttpLimits,
+    h1: http1::Builder,
+    h2: http2::Builder<LocalExec>,
+    tls: Option<TlsAcceptor>,
+    h2c: bool,
+}
+
+impl<H: Handler> Server<H> {
+    pub(crate) fn new(handler: Rc<H>, limits: HttpLimits, protocols: &Protocols) -> Server<H> {
+        let mut h1 = http1::Builder::new();
+        h1.keep_alive(true)
+            .max_headers(MAX_HEADERS)
+            // hyper answers a head over this with 431 and closes.
+            .max_header_size(limits.max_header)
+            .max_buf_size(limits.max_header.max(HYPER_MAX_BUF))
+            // `Timed` keeps the header and idle timeouts: hyper's one timer
+            // cannot tell a slow head from an idle connection, nor send 408.
+            .header_read_timeout(None);
+        let mut h2 = http2::Builder::new(LocalExec);
+        h2.timer(TokioTimer::new())
+            .max_concurrent_streams(limits.h2_max_streams)
+            .max_header_list_size(u32::try_from(limits.max_header).unwrap_or(u32::MAX))
+            // Pings find dead peers on connections that sit waiting.
+            .keep_alive_interval(Some(limits.idle_timeout))
+            .keep_alive_timeout(Duration::from_secs(20));
+        let tls = protocols
+            .tls
+            .as_ref()
+            .map(|certs| TlsAcceptor::from(certs.server_config(&[b"h2", b"http/1.1"])));
+        Server {
+            handler,
+            limits,
+            h1,
+            h2,
+            tls,
+            h2c: protocols.h2c,
+        }
+    }
+
+    /// Serve `stream` on a task of its own until it closes or, once
+    /// `watcher`'s shutdown starts, its requests in progress are answered.
+    pub(crate) fn accept(self: &Rc<Self>, stream: TcpStream, watcher: Watcher) {
+        let _ = stream.set_nodelay(true);
+        if self.tls.is_none() && !self.h2c {
+            // Plain HTTP/1.1, the common case: straight to hyper.
+            let conn = self.h1(stream, watcher);
+            tokio::task::spawn_local(async move {
+                // Client resets and timeouts end a connection; nothing to report.
+                let _ = conn.await;
+            });
+            return;
+        }
+        let me = self.clone();
+        tokio::task::spawn_local(async move {
+            let within = me.limits.header_timeout;
+            if let Some(tls) = &me.tls {
+                let Ok(Ok(stream)) = tokio::time::timeout(within, tls.accept(stream)).await else {
+                    return; // not TLS, too slow, or no common ground: nothing to answer
+                };
+                let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                let _ = match h2 {
+                    true => me.h2(stream, watcher).await,
+                    false => me.h1(stream, watcher).await,
+                };
+            } else {
+                match tokio::time::timeout(within, starts_h2(&stream)).await {
+                    Ok(Ok(true)) => {
+                        let _ = me.h2(stream, watcher).await;
+                    }
+                    Ok(Ok(false)) => {
+                        let _ = me.h1(stream, watcher).await;
+                    }
+                    _ => {}
+                }
+            }
+        });
+    }
+
+    fn h1<S>(
+        &self,
+        stream: S,
+        watcher: Watcher,
+    ) -> impl Future<Output = hyper::Result<()>> + use<S, H>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + 'static,
+    {
+        let stream = Timed::new(stream, &self.limits);
+        let service = self.service(stream.activity(), false);
+        watcher.watch(self.h1.serve_connection(TokioIo::new(stream), service))
+    }
+
+    fn h2<S>(
+        &self,
+        stream: S,
+        watcher: Watcher,
+    ) -> impl Future<Output = hyper::Result<()>> + use<S, H>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + 'static,
+    {
+        let stream = Timed::multiplexed(stream, &self.limits);
+        let service = self.service(stream.activity(), true);
+        watcher.watch(self.h2.serve_connection(TokioIo::new(stream), service))
+    }
+
+    fn service(
+        &self,
+        activity: Activity,
+        h2: bool,
+    ) -> impl hyper::service::Service<
+        hyper::Request<hyper::body::Incoming>,
+        Response = HttpResponse,
+        Error = Infallible,
+        Future = impl Future<Output = Result<HttpResponse, Infallible>> + 'static,
+    > + 'static {
+        let handler = self.handler.clone();
+        let max_url = self.limits.max_url;
+        service_fn(move |mut req| {
+            if h2 {
+                reject::host_from_authority(&mut req);
+            }
+            // Also whether the head had both Content-Length and
+            // Transfer-Encoding, which hyper hides (timeouts.rs).
+            let framing_conflict = activity.busy();
+            let in_app = InApp(activity.clone());
+            let h = handler.clone();
+            async move {
+                let res = match reject::check(&req, max_url, framing_conflict) {
+                    Some(refused) => refused,
+                    None => h.handle(req).await,
+                };
+                drop(in_app);
+                Ok::<_, Infallible>(res)
+            }
+        })
+    }
+}
+
+/// A request in the app's hands; answered when dropped, also when an
+/// HTTP/2 stream is reset and its future dropped unfinished.
+struct InApp(Activity);
+
+impl Drop for InApp {
+    fn drop(&mut self) {
+        self.0.answered();
+    }
+}
+
+/// Whether a plain connection opens with HTTP/2's preface. Waits for the
+/// first bytes; a preface split over several reads is waited for too.
+async fn starts_h2(stream: &TcpStream) -> std::io::Result<bool> {
+    let mut buf = [0u8; H2_PREFACE.len()];
+    loop {
+        let n = stream.peek(&mut buf).await?;
+        if n == 0 || buf[..n] != H2_PREFACE[..n] {
+            return Ok(false);
+        }
+        if n == H2_PREFACE.len() {
+            return Ok(true);
+        }
+        // The rest of a preface begun: peek returns at once while bytes
+        // wait, so give the client a moment rather than spin.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
