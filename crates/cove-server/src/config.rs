@@ -1,5 +1,4 @@
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use cove_core::{AppFiles, Limits};
@@ -26,8 +25,8 @@ pub struct ServerConfig {
 /// What the listeners speak besides plain HTTP/1.1.
 #[derive(Debug, Clone, Default)]
 pub struct Protocols {
-    /// Serve HTTPS with this certificate, HTTP/2 or HTTP/1.1 by ALPN.
-    pub tls: Option<Arc<crate::tls::Certs>>,
+    /// Serve HTTPS with these certificates, HTTP/2 or HTTP/1.1 by ALPN.
+    pub tls: Option<crate::tls::TlsSource>,
     /// On a plain port, also HTTP/2 for clients that start with its
     /// preface ("prior knowledge", h2c).
     pub h2c: bool,

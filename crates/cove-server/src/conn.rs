@@ -72,7 +72,7 @@ impl<H: Handler> Server<H> {
         let tls = protocols
             .tls
             .as_ref()
-            .map(|certs| TlsAcceptor::from(certs.server_config(&[b"h2", b"http/1.1"])));
+            .map(|source| TlsAcceptor::from(source.server_config()));
         Server {
             handler,
             limits,
@@ -103,10 +103,11 @@ impl<H: Handler> Server<H> {
                 let Ok(Ok(stream)) = tokio::time::timeout(within, tls.accept(stream)).await else {
                     return; // not TLS, too slow, or no common ground: nothing to answer
                 };
-                let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                let _ = match h2 {
-                    true => me.h2(stream, watcher).await,
-                    false => me.h1(stream, watcher).await,
+                let _ = match stream.get_ref().1.alpn_protocol() {
+                    Some(b"h2") => me.h2(stream, watcher).await,
+                    // An ACME CA's check: answered by the handshake itself.
+                    Some(crate::tls::ACME_TLS_ALPN) => return,
+                    _ => me.h1(stream, watcher).await,
                 };
             } else {
                 match tokio::time::timeout(within, starts_h2(&stream)).await {

@@ -26,4 +26,4 @@ pub use config::{HttpLimits, Protocols, ServerConfig};
 pub use handler::{Baseline, Handler, ScriptHandler};
 pub use reload::{reloading, Reload, Reloading};
 pub use serve::{check_addr, serve, serve_then, ServerError};
-pub use tls::{Certs, TlsFiles};
+pub use tls::{Acme, AcmeSettings, Certs, TlsFiles, TlsSource, LETS_ENCRYPT};

@@ -148,6 +148,9 @@ where
             ));
             tokio::spawn(tls::redirect::serve(l, local.port()));
         }
+        if let Some(tls::TlsSource::Acme(acme)) = &protocols.tls {
+            tokio::spawn(acme.clone().run());
+        }
         // Certificates are read again on SIGHUP, and when their files change
         // (a renewal by certbot or the like): checked every few seconds.
         let mut recheck = tokio::time::interval(CERT_RECHECK);

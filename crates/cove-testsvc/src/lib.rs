@@ -1,4 +1,5 @@
-//! Private PostgreSQL, Redis and nginx instances for tests (dev-only).
+//! Private PostgreSQL, Redis, nginx and Pebble (ACME) instances for tests
+//! (dev-only).
 //!
 //! Each `start()` runs a fresh server on a free port on 127.0.0.1, with
 //! its data, config and logs in a temp dir of its own, so tests running
@@ -18,10 +19,12 @@
 //! ```
 
 mod nginx;
+mod pebble;
 mod postgres;
 mod redis;
 
 pub use nginx::Nginx;
+pub use pebble::Pebble;
 pub use postgres::Postgres;
 pub use redis::Redis;
 

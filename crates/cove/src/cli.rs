@@ -393,7 +393,7 @@ pub struct ServeArgs {
     )]
     pub tls_key: Option<PathBuf>,
 
-    /// With --tls-cert: also listen for plain HTTP on PORT and answer every
+    /// With --tls-cert or --acme: also listen for plain HTTP on PORT and answer every
     /// request with a 308 redirect to the same URL over HTTPS.
     #[arg(
         long,
@@ -403,9 +403,48 @@ pub struct ServeArgs {
     )]
     pub redirect_http: Option<u16>,
 
+    /// Serve HTTPS with certificates obtained and renewed automatically over
+    /// ACME (Let's Encrypt unless --acme-dir says otherwise) for these domains
+    /// (comma-separated). The CA checks each domain by connecting to this
+    /// server's port (TLS-ALPN-01), so the domains must point here and the
+    /// port must be the one the CA connects to (443).
+    #[arg(
+        long,
+        value_name = "DOMAIN,…",
+        value_delimiter = ',',
+        conflicts_with = "tls_cert",
+        help_heading = "HTTPS and HTTP/2"
+    )]
+    pub acme: Vec<String>,
+
+    /// With --acme: the contact address for the ACME account (expiry notices).
+    #[arg(long, value_name = "EMAIL", help_heading = "HTTPS and HTTP/2")]
+    pub acme_email: Option<String>,
+
+    /// With --acme: the CA's directory URL (e.g. Let's Encrypt's staging
+    /// directory while testing).
+    #[arg(long, value_name = "URL", default_value = cove_server::LETS_ENCRYPT,
+          help_heading = "HTTPS and HTTP/2")]
+    pub acme_dir: String,
+
+    /// With --acme: where the account key and certificates are kept (created
+    /// with mode 0700), so restarts reuse them.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "acme",
+        help_heading = "HTTPS and HTTP/2"
+    )]
+    pub acme_cache: PathBuf,
+
+    /// With --acme: a root certificate (PEM) to trust for the directory's own
+    /// HTTPS besides the public roots: a private or test CA.
+    #[arg(long, value_name = "FILE", help_heading = "HTTPS and HTTP/2")]
+    pub acme_ca: Option<PathBuf>,
+
     /// On a plain-HTTP port, also speak HTTP/2 to clients that start with its
     /// preface (h2c "prior knowledge", e.g. behind a proxy that speaks h2c).
-    #[arg(long, conflicts_with = "tls_cert", help_heading = "HTTPS and HTTP/2")]
+    #[arg(long, conflicts_with_all = ["tls_cert", "acme"], help_heading = "HTTPS and HTTP/2")]
     pub h2c: bool,
 
     /// HTTP/2: requests one connection may have in progress at once.

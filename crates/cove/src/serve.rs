@@ -11,7 +11,10 @@ use cove_core::{log, App, AppFiles, Limits};
 use cove_db::{Db, WriteLock};
 use cove_js::JsEngine;
 use cove_lua::LuaEngine;
-use cove_server::{Baseline, Certs, Protocols, ScriptHandler, ServerConfig, TlsFiles};
+use cove_server::{
+    Acme, AcmeSettings, Baseline, Certs, Protocols, ScriptHandler, ServerConfig, TlsFiles,
+    TlsSource,
+};
 
 use crate::app::{AppSource, Runtime};
 use crate::cli::{BaselineArgs, ServeArgs};
@@ -222,15 +225,30 @@ pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerC
 /// read now, so a bad one stops the start with its file named.
 fn protocols(args: &ServeArgs) -> Result<Protocols> {
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(Arc::new(
+        (Some(cert), Some(key)) => Some(TlsSource::Files(Arc::new(
             Certs::open(TlsFiles {
                 cert: cert.clone(),
                 key: key.clone(),
             })
             .map_err(|e| anyhow!(e))?,
-        )),
+        ))),
+        _ if !args.acme.is_empty() => Some(TlsSource::Acme(Arc::new(
+            Acme::new(&AcmeSettings {
+                domains: args.acme.clone(),
+                email: args.acme_email.clone(),
+                directory: args.acme_dir.clone(),
+                cache: args.acme_cache.clone(),
+                directory_ca: args.acme_ca.clone(),
+            })
+            .map_err(|e| anyhow!(e))?,
+        ))),
         _ => None,
     };
+    if args.redirect_http.is_some() && tls.is_none() {
+        return Err(anyhow!(
+            "--redirect-http redirects to HTTPS: it needs --tls-cert and --tls-key, or --acme"
+        ));
+    }
     Ok(Protocols {
         tls,
         h2c: args.h2c,

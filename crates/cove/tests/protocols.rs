@@ -61,7 +61,7 @@ fn https_serves_http2_and_http1_by_alpn() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key) = write_pair(dir.path(), "a");
     let s = Server::fixture("basic", &tls_args(&cert, &key));
-    assert!(s.log().contains("listening on https://"), "{}", s.log());
+    s.wait_for_log("listening on https://");
     let ca = cert.to_str().unwrap();
     let url = https(&s, "/health");
     let (code, version, body) = curl(&["--cacert", ca, "--http2", &url]).unwrap();
@@ -236,4 +236,50 @@ fn a_key_that_does_not_match_stops_the_start_naming_the_files() {
         err.contains("b.key does not belong to the certificate in") && err.contains("a.crt"),
         "{err}"
     );
+}
+
+/// `--acme` against Pebble: the certificate is ordered over TLS-ALPN-01 on
+/// the server's own port, served, renewed at two thirds of its lifetime,
+/// and taken from the cache after a restart.
+#[test]
+fn acme_obtains_renews_and_caches_a_certificate_from_pebble() {
+    let port = cove_testsvc::free_port();
+    // 30 s certificates: renewed after 20 s.
+    let Some(pebble) = cove_testsvc::Pebble::start(port, 30) else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().join("acme");
+    let (dir, ca, port_s) = (pebble.directory(), pebble.api_ca(), port.to_string());
+    let app = fixture("basic");
+    let args = [
+        "--acme",
+        "localhost",
+        "--acme-dir",
+        &dir,
+        "--acme-ca",
+        ca.to_str().unwrap(),
+        "--acme-cache",
+        cache_dir.to_str().unwrap(),
+        "--acme-email",
+        "ops@example.com",
+        "-p",
+        &port_s,
+        app.to_str().unwrap(),
+    ];
+    let s = Server::start_args_in(tempfile::tempdir().unwrap(), &args)
+        .unwrap_or_else(|log| panic!("cove did not start:\n{log}"));
+    s.wait_for_log("ACME: certificate obtained for localhost");
+    let root = cache.path().join("pebble-root.pem");
+    std::fs::write(&root, pebble.issuing_root()).unwrap();
+    let url = format!("https://localhost:{port}/health");
+    let get = || curl(&["--cacert", root.to_str().unwrap(), "--http2", &url]);
+    let (code, version, _) = get().unwrap();
+    assert_eq!((code, version.as_str()), (200, "2"));
+    s.wait_for_log_count("ACME: certificate obtained for localhost", 2);
+    assert_eq!(get().unwrap().0, 200);
+    drop(s);
+    let again = Server::start_args_in(tempfile::tempdir().unwrap(), &args)
+        .unwrap_or_else(|log| panic!("cove did not restart:\n{log}"));
+    again.wait_for_log("ACME: serving the cached certificate for localhost");
 }

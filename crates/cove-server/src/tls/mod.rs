@@ -7,6 +7,7 @@
 //! connections already open, and keeps the old pair if the new one does not
 //! load.
 
+mod acme;
 mod load;
 pub(crate) mod redirect;
 
@@ -19,7 +20,56 @@ use rustls::sign::CertifiedKey;
 
 use cove_core::log;
 
+pub use acme::{Acme, AcmeSettings, LETS_ENCRYPT};
 pub use load::load;
+
+/// Where HTTPS certificates come from.
+#[derive(Debug, Clone)]
+pub enum TlsSource {
+    /// `--tls-cert` and `--tls-key`.
+    Files(Arc<Certs>),
+    /// `--acme`.
+    Acme(Arc<Acme>),
+}
+
+impl TlsSource {
+    /// The server side of rustls, offering HTTP/2 and HTTP/1.1 (and, for
+    /// ACME, the TLS-ALPN-01 challenge protocol).
+    pub(crate) fn server_config(&self) -> Arc<rustls::ServerConfig> {
+        let resolver: Arc<dyn ResolvesServerCert> = match self {
+            TlsSource::Files(certs) => certs.clone(),
+            TlsSource::Acme(acme) => acme.resolver(),
+        };
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("the ring provider supports the default TLS versions")
+            .with_no_client_auth()
+            .with_cert_resolver(resolver);
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        if let TlsSource::Acme(_) = self {
+            config.alpn_protocols.push(ACME_TLS_ALPN.to_vec());
+        }
+        Arc::new(config)
+    }
+
+    /// SIGHUP: read certificate files again (ACME renews on its own).
+    pub(crate) fn reload(&self) {
+        if let TlsSource::Files(certs) = self {
+            certs.reload();
+        }
+    }
+
+    /// Read certificate files again if they changed.
+    pub(crate) fn reload_if_changed(&self) {
+        if let TlsSource::Files(certs) = self {
+            certs.reload_if_changed();
+        }
+    }
+}
+
+/// The protocol a CA's TLS-ALPN-01 check asks for (RFC 8737).
+pub(crate) const ACME_TLS_ALPN: &[u8] = rustls_acme::acme::ACME_TLS_ALPN_NAME;
 
 /// Where the certificate chain and its private key are, both PEM.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,18 +125,6 @@ impl Certs {
         if changed && now.is_some() {
             self.reload();
         }
-    }
-
-    /// The server side of rustls with this certificate, offering `alpn`.
-    pub(crate) fn server_config(self: &Arc<Self>, alpn: &[&[u8]]) -> Arc<rustls::ServerConfig> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("the ring provider supports the default TLS versions")
-            .with_no_client_auth()
-            .with_cert_resolver(self.clone());
-        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-        Arc::new(config)
     }
 }
 

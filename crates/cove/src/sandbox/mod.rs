@@ -144,6 +144,9 @@ fn facts(args: &ServeArgs, app: &AppSource) -> Result<Facts> {
     if let Some(url) = &args.kv {
         found.extend(services::redis(url).ok());
     }
+    if !args.acme.is_empty() {
+        found.extend(services::acme(&args.acme_dir).ok());
+    }
     Ok(Facts {
         app_dir: app.dir().map(PathBuf::from),
         exe: std::env::current_exe().and_then(|p| p.canonicalize()).ok(),
@@ -151,6 +154,7 @@ fn facts(args: &ServeArgs, app: &AppSource) -> Result<Facts> {
         services: found,
         cwd: std::env::current_dir()?,
         tls: args.tls_cert.iter().chain(&args.tls_key).cloned().collect(),
+        acme_cache: (!args.acme.is_empty()).then(|| args.acme_cache.clone()),
     })
 }
 

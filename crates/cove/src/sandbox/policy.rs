@@ -69,6 +69,8 @@ pub(crate) struct Facts {
     /// `--tls-cert` and `--tls-key`: their directories stay readable, so a
     /// renewed pair (new files, often behind symlinks) is read on reload.
     pub tls: Vec<PathBuf>,
+    /// `--acme-cache`, with `--acme`: renewed certificates are written there.
+    pub acme_cache: Option<PathBuf>,
 }
 
 /// The manifest's fields the sandbox reads.
@@ -156,7 +158,13 @@ impl Policy {
                 .filter_map(|f| facts.cwd.join(f).canonicalize().ok())
                 .filter_map(|f| f.parent().map(Path::to_path_buf)),
         );
-        let write = resolve(&declared.write);
+        let mut write = resolve(&declared.write);
+        write.extend(
+            facts
+                .acme_cache
+                .iter()
+                .filter_map(|d| facts.cwd.join(d).canonicalize().ok()),
+        );
         let (db_files, remove_in) = match &facts.db {
             DbTarget::File(db) => sqlite_files(&facts.cwd.join(db)),
             DbTarget::None => (Vec::new(), Vec::new()),
@@ -255,6 +263,7 @@ mod tests {
             services,
             cwd: dir.to_path_buf(),
             tls: Vec::new(),
+            acme_cache: None,
         }
     }
 

@@ -65,9 +65,41 @@ pub(crate) fn redis(url: &str) -> Result<Service, String> {
     })
 }
 
+/// The port and name of an ACME directory URL (`--acme-dir`).
+pub(crate) fn acme(url: &str) -> Result<Service, String> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| format!("cannot read the ACME directory URL: {e}"))?;
+    let host = uri.host().unwrap_or_default();
+    Ok(Service {
+        port: Some(uri.port_u16().unwrap_or(443)),
+        named: host.trim_matches(['[', ']']).parse::<IpAddr>().is_err(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_acme_directory_gives_its_port_or_443() {
+        let le = acme("https://acme-v02.api.letsencrypt.org/directory").unwrap();
+        assert_eq!(
+            le,
+            Service {
+                port: Some(443),
+                named: true
+            }
+        );
+        let pebble = acme("https://127.0.0.1:14000/dir").unwrap();
+        assert_eq!(
+            pebble,
+            Service {
+                port: Some(14000),
+                named: false
+            }
+        );
+    }
 
     #[test]
     fn service_urls_give_ports_and_whether_to_resolve() {

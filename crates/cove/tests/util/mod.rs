@@ -173,6 +173,16 @@ impl Server {
             .unwrap_or_else(|log| panic!("cove did not start:\n{log}"))
     }
 
+    /// Start `cove` with exactly `args` (they name the port and the app),
+    /// plus a fresh database, in the temp dir `dir`.
+    pub fn start_args_in(dir: tempfile::TempDir, args: &[&str]) -> Result<Server, String> {
+        let db = dir.path().join("data.db");
+        let db_str = db.to_str().expect("utf-8 temp path").to_string();
+        let mut all = args.to_vec();
+        all.extend(["-d", &db_str]);
+        Server::launch(&all, dir, db, &[])
+    }
+
     /// Start the executable `exe` (one written by `cove build`) like
     /// `start`: `-p 0`, a fresh database, two workers unless `extra` says
     /// otherwise, in an empty directory.
