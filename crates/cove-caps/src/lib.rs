@@ -25,4 +25,6 @@ pub use registry::{Registered, Registry};
 #[derive(Debug, Clone, Default)]
 pub struct Shared {
     pub kv: kv::Kv,
+    /// Published messages for every worker (and, on Redis, every process).
+    pub pubsub: pubsub::Hub,
 }

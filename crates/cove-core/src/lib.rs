@@ -6,6 +6,7 @@ mod append;
 pub mod audit;
 mod cap_error;
 pub mod date;
+mod events;
 mod exchange;
 pub mod fault;
 mod files;
@@ -23,6 +24,7 @@ mod url;
 
 pub use append::{append, Room};
 pub use cap_error::CapError;
+pub use events::{event, EventStream, Feed, Published, MAX_TOPICS as MAX_EVENT_TOPICS};
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
 pub use job::{block_on, waiting_in_place, Job, JobFuture, JobOutput, JobWork};

@@ -28,6 +28,9 @@ pub struct Response {
     /// Content-Type implied by the last body method (`json`, `text`, `html`).
     pub body_type: Option<&'static str>,
     pub body: Bytes,
+    /// Set when the handler made this response a Server-Sent Events stream
+    /// (events.rs); boxed, as almost no response is one.
+    pub events: Option<Box<crate::EventStream>>,
 }
 
 impl Default for Response {
@@ -38,6 +41,7 @@ impl Default for Response {
             content_type: None,
             body_type: None,
             body: Bytes::new(),
+            events: None,
         }
     }
 }

@@ -25,6 +25,8 @@ enum Inner {
     /// Taken when sent.
     Bytes(Option<Bytes>),
     File(FileRange),
+    /// A Server-Sent Events stream (live/), open until it ends.
+    Events(Box<crate::live::EventsBody>),
 }
 
 impl Body {
@@ -47,12 +49,17 @@ impl Body {
         }))
     }
 
-    /// Bytes still to send.
+    pub(crate) fn events(body: crate::live::EventsBody) -> Body {
+        Body(Inner::Events(Box::new(body)))
+    }
+
+    /// Bytes still to send (0 for an event stream: not known).
     #[inline]
     pub fn len(&self) -> u64 {
         match &self.0 {
             Inner::Bytes(b) => b.as_ref().map_or(0, |b| b.len() as u64),
             Inner::File(f) => f.end - f.pos,
+            Inner::Events(_) => 0,
         }
     }
 
@@ -115,6 +122,7 @@ impl hyper::body::Body for Body {
         match &mut self.get_mut().0 {
             Inner::Bytes(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Inner::File(f) => f.poll_chunk(cx).map(|c| c.map(|r| r.map(Frame::data))),
+            Inner::Events(e) => e.poll_chunk(cx).map(|c| c.map(|b| Ok(Frame::data(b)))),
         }
     }
 
@@ -123,12 +131,16 @@ impl hyper::body::Body for Body {
         match &self.0 {
             Inner::Bytes(b) => b.is_none(),
             Inner::File(f) => f.pos >= f.end && f.reading.is_none(),
+            Inner::Events(_) => false,
         }
     }
 
     #[inline]
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.len())
+        match &self.0 {
+            Inner::Events(_) => SizeHint::default(),
+            _ => SizeHint::with_exact(self.len()),
+        }
     }
 }
 

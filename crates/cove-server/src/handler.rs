@@ -1,7 +1,7 @@
 //! Request handling: the script pipeline, and a script-free baseline used by
 //! the benchmark to measure what the HTTP layer alone costs.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 
@@ -12,11 +12,13 @@ use tokio::sync::Notify;
 
 use cove_core::audit::{self, RequestScope};
 use cove_core::{
-    log, run_main, run_pre, App, DbTurn, Engine, Exchange, Flow, JobWork, Step, Target, TurnTx,
+    log, run_main, run_pre, App, DbTurn, Engine, Exchange, Feed, Flow, JobWork, Step, Target,
+    TurnTx,
 };
 
 use crate::convert::{closing, request_head, to_http, HttpResponse};
 use crate::dev_error::DevErrors;
+use crate::live::Live;
 use crate::static_files::{self, StaticFiles};
 use crate::ServerConfig;
 
@@ -42,6 +44,10 @@ pub struct ScriptHandler<A> {
     statics: Option<StaticFiles>,
     /// `cove dev`: script errors answer with the error page.
     dev_errors: Option<DevErrors>,
+    /// Event streams open on this worker, and the feed of published
+    /// messages they follow once the worker starts.
+    live: Rc<Live>,
+    feed: RefCell<Option<Feed>>,
 }
 
 impl<A: App + 'static> ScriptHandler<A> {
@@ -55,7 +61,16 @@ impl<A: App + 'static> ScriptHandler<A> {
             committed: Notify::new(),
             statics: None,
             dev_errors: config.dev_errors.clone().map(DevErrors::new),
+            live: Rc::new(Live::new(config.http.idle_timeout)),
+            feed: RefCell::new(None),
         }
+    }
+
+    /// Carry the messages of `feed` (the process's pub/sub hub) to this
+    /// worker's event streams.
+    pub fn with_feed(self, feed: Feed) -> Self {
+        *self.feed.borrow_mut() = Some(feed);
+        self
     }
 
     /// Serve `static/` of `files` at `/static/*` (Hull §8).
@@ -219,6 +234,12 @@ async fn drive<E: Engine>(
 }
 
 impl<A: App + 'static> Handler for ScriptHandler<A> {
+    fn start(self: &Rc<Self>) {
+        if let Some(feed) = self.feed.borrow_mut().take() {
+            self.live.follow(feed);
+        }
+    }
+
     async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
         let (mut parts, body) = req.into_parts();
         // hyper has read the framing: an exact size is the Content-Length
@@ -314,7 +335,23 @@ impl<A: App + 'static> ScriptHandler<A> {
         if let Some(dev) = &self.dev_errors {
             dev.apply(&mut ex);
         }
-        to_http(ex.res)
+        match ex.res.events.take() {
+            None => to_http(ex.res),
+            Some(stream) => self.events(*stream, ex.res),
+        }
+    }
+
+    /// An event stream, if the handler's status says success; else its
+    /// response as it is.
+    #[cold]
+    fn events(&self, stream: cove_core::EventStream, res: cove_core::Response) -> HttpResponse {
+        let success = (200..300).contains(&res.status);
+        let http = to_http(res);
+        if success {
+            self.live.events(stream, http)
+        } else {
+            http
+        }
     }
 
     /// Send the response once the writes it acknowledges (those of write

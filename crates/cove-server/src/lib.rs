@@ -13,6 +13,7 @@ mod handler;
 mod head_scan;
 mod holder;
 mod listener;
+mod live;
 mod reject;
 mod reload;
 mod serve;

@@ -263,7 +263,9 @@ where
                     let next = self.next.borrow_mut().take();
                     if let Some((built, handler)) = next {
                         if built == round {
-                            *self.current.borrow_mut() = Rc::new(handler);
+                            let handler = Rc::new(handler);
+                            handler.start();
+                            *self.current.borrow_mut() = handler;
                         }
                     }
                     shared.answer(round, Phase::Switched, Ok(()));
@@ -292,6 +294,7 @@ where
     }
 
     fn start(self: &Rc<Self>) {
+        self.current.borrow().start();
         tokio::task::spawn_local(self.clone().follow());
     }
 }

@@ -75,13 +75,14 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
 
     let reload = Reload::new(config.workers);
     let watching = Watching::start(dev, reload.clone())?;
+    // Kept across reloads: an edit does not reset rate limits or counters.
+    let shared = serve::shared_state(args)?;
     let opener = DbOpener {
         path: args.db.clone(),
         lock,
         files: app.files.clone(),
+        pubsub: shared.pubsub.clone(),
     };
-    // Kept across reloads: an edit does not reset rate limits or counters.
-    let shared = serve::shared_state(args)?;
     let served = match app.runtime {
         Runtime::Js => {
             let load = move |db| {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
 
+use cove_caps::pubsub::Hub;
 use cove_caps::Shared;
 use cove_core::{log, App, AppFiles, Limits};
 use cove_db::{Db, WriteLock};
@@ -77,15 +78,20 @@ pub(crate) fn open_main_db(args: &ServeArgs, lock: &WriteLock) -> Result<Db> {
 /// The kv store every worker shares: in this process, or on Redis (`--kv`)
 /// for every process of a deployment.
 pub(crate) fn shared_state(args: &ServeArgs) -> Result<Shared> {
-    let kv = match &args.kv {
-        None => cove_caps::kv::Kv::local(),
+    let (kv, pubsub) = match &args.kv {
+        None => (cove_caps::kv::Kv::local(), Hub::local()),
         Some(url) => {
             let kv = cove_caps::kv::Kv::connect(url).map_err(|e| anyhow!(e))?;
-            log::info(&format!("kv store: {}", cove_core::redact_url(url)));
-            kv
+            // Published messages reach the other processes through it too.
+            let pubsub = Hub::connect(url).map_err(|e| anyhow!(e))?;
+            log::info(&format!(
+                "kv store and pub/sub: {}",
+                cove_core::redact_url(url)
+            ));
+            (kv, pubsub)
         }
     };
-    Ok(Shared { kv })
+    Ok(Shared { kv, pubsub })
 }
 
 /// Serve `app` until SIGINT/SIGTERM.
@@ -124,14 +130,15 @@ pub fn run_verified(
         migrate(&mut main_db, &app.files)?;
     }
     let script = app.script_config(config.limits.clone(), !args.no_group_commit);
+    // One store for every worker's VM: rate limits and counters are per
+    // server, or per deployment on Redis.
+    let shared = shared_state(args)?;
     let opener = DbOpener {
         path: args.db.clone(),
         lock,
         files: app.files.clone(),
+        pubsub: shared.pubsub.clone(),
     };
-    // One store for every worker's VM: rate limits and counters are per
-    // server, or per deployment on Redis.
-    let shared = shared_state(args)?;
     let check = move |declared| signed.as_ref().map_or(Ok(()), |s| s.check(declared));
     // Then each worker, once its app has loaded, enters the sandbox.
     let worker_sandbox = sandbox.clone();
@@ -262,6 +269,8 @@ pub(crate) struct DbOpener {
     pub lock: WriteLock,
     /// The app's files, for its `static/` directory.
     pub files: AppFiles,
+    /// Published messages, for the workers' event streams.
+    pub pubsub: Hub,
 }
 
 impl DbOpener {
@@ -282,7 +291,9 @@ impl DbOpener {
             // Its audit lines, load-time ones too, name the worker.
             cove_core::audit::set_worker(worker);
             let conn = crate::target::open(&self.path, &self.lock)?;
-            Ok(ScriptHandler::new(load(conn)?, &config).with_static_files(self.files.clone()))
+            Ok(ScriptHandler::new(load(conn)?, &config)
+                .with_static_files(self.files.clone())
+                .with_feed(self.pubsub.feed()))
         }
     }
 }

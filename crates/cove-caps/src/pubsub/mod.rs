@@ -38,13 +38,7 @@ pub const MAX_TOPIC: usize = 256;
 pub const MAX_MESSAGE: usize = 1024 * 1024;
 
 /// One published message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message {
-    pub topic: Arc<str>,
-    pub data: Bytes,
-    /// Sent as binary (WebSocket binary frames) rather than text.
-    pub binary: bool,
-}
+pub use cove_core::Published as Message;
 
 /// The process's pub/sub hub; cheap to clone.
 #[derive(Clone)]
@@ -56,6 +50,12 @@ struct Inner {
     /// Messages published here, and received from other processes.
     published: AtomicU64,
     from_redis: AtomicU64,
+}
+
+impl Default for Hub {
+    fn default() -> Hub {
+        Hub::local()
+    }
 }
 
 impl std::fmt::Debug for Hub {
@@ -113,6 +113,11 @@ impl Hub {
     /// The messages published from now on, for one worker.
     pub fn receiver(&self) -> Receiver {
         Receiver(self.0.local.subscribe())
+    }
+
+    /// [`Hub::receiver`] as the server takes it.
+    pub fn feed(&self) -> cove_core::Feed {
+        self.0.local.subscribe()
     }
 
     /// Messages published through this hub so far, and received from

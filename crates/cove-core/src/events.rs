@@ -1,0 +1,135 @@
+//! Server-Sent Events (the `text/event-stream` format of the HTML
+//! standard): a response that stays open and carries the messages
+//! published to the topics it subscribed to.
+//!
+//! A handler turns its response into a stream ([`Response::events`]),
+//! names the topics and may queue events to send at once. Once the
+//! handler has returned, the server keeps the connection and writes each
+//! message published to one of the topics (cove-caps `pubsub`) as an
+//! event named after its topic.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::Response;
+
+/// A message published to a topic (cove-caps `pubsub`), as every worker
+/// receives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    pub topic: Arc<str>,
+    pub data: Bytes,
+    /// Sent as binary (WebSocket binary frames) rather than text.
+    pub binary: bool,
+}
+
+/// One worker's feed of every published message (a broadcast channel: a
+/// worker that falls behind is told how many it lost).
+pub type Feed = tokio::sync::broadcast::Receiver<Arc<Published>>;
+
+/// Topics one stream may subscribe to.
+pub const MAX_TOPICS: usize = 64;
+
+/// What makes a response an event stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventStream {
+    /// The topics whose messages the stream carries.
+    pub topics: Vec<String>,
+    /// Events written at once, before any published message: each already
+    /// in the wire format ([`event`]).
+    pub first: Vec<Bytes>,
+}
+
+/// One event in the wire format: an optional `event:` name, an optional
+/// `id:`, then `data:`, one line per line of `data`, then a blank line.
+/// A name or id with a line break is refused (it would end the field).
+pub fn event(name: Option<&str>, id: Option<&str>, data: &[u8]) -> Result<Bytes, String> {
+    let mut out = Vec::with_capacity(data.len() + 16);
+    for (field, value) in [("event", name), ("id", id)] {
+        let Some(value) = value else { continue };
+        if value.contains(['\r', '\n']) {
+            return Err(format!("an event's {field} cannot contain a line break"));
+        }
+        out.extend_from_slice(field.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.push(b'\n');
+    }
+    // Each line of the data on a `data:` line of its own (CRLF, LF or CR
+    // end a line), so text with line breaks arrives as it was.
+    let text = data.split(|&b| b == b'\n');
+    for line in text {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        for part in line.split(|&b| b == b'\r') {
+            out.extend_from_slice(b"data: ");
+            out.extend_from_slice(part);
+            out.push(b'\n');
+        }
+    }
+    out.push(b'\n');
+    Ok(Bytes::from(out))
+}
+
+impl Response {
+    /// Make this response an event stream subscribed to `topic` (as well as
+    /// any topic named before).
+    pub fn subscribe(&mut self, topic: &str) -> Result<(), String> {
+        if topic.is_empty() || topic.len() > 256 {
+            return Err("a topic is a non-empty string of at most 256 bytes".into());
+        }
+        let stream = self.events.get_or_insert_with(Default::default);
+        if !stream.topics.iter().any(|t| t == topic) {
+            if stream.topics.len() >= MAX_TOPICS {
+                return Err(format!(
+                    "an event stream subscribes to at most {MAX_TOPICS} topics"
+                ));
+            }
+            stream.topics.push(topic.to_string());
+        }
+        Ok(())
+    }
+
+    /// Make this response an event stream, sending `event` first.
+    pub fn send_event(&mut self, event: Bytes) {
+        self.events
+            .get_or_insert_with(Default::default)
+            .first
+            .push(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_split_lines_and_refuse_breaks_in_names() {
+        let e = event(Some("chat"), Some("7"), b"one\ntwo\r\nthree").unwrap();
+        assert_eq!(
+            &e[..],
+            b"event: chat\nid: 7\ndata: one\ndata: two\ndata: three\n\n"
+        );
+        assert_eq!(&event(None, None, b"").unwrap()[..], b"data: \n\n");
+        assert!(event(Some("a\nb"), None, b"x")
+            .unwrap_err()
+            .contains("line break"));
+    }
+
+    #[test]
+    fn subscribing_makes_a_stream_and_counts_each_topic_once() {
+        let mut res = Response::new();
+        assert!(res.events.is_none());
+        res.subscribe("a").unwrap();
+        res.subscribe("a").unwrap();
+        res.send_event(event(None, None, b"hi").unwrap());
+        let stream = res.events.as_ref().unwrap();
+        assert_eq!(stream.topics, vec!["a"]);
+        assert_eq!(stream.first.len(), 1);
+        assert!(res.subscribe("").is_err());
+        for i in 1..MAX_TOPICS {
+            res.subscribe(&format!("t{i}")).unwrap();
+        }
+        assert!(res.subscribe("one-more").unwrap_err().contains("at most"));
+    }
+}

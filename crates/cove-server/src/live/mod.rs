@@ -1,0 +1,165 @@
+//! Long-lived responses on one worker: Server-Sent Events streams (and
+//! the WebSocket connections that will share this registry), subscribed to
+//! topics, fed by the process's pub/sub hub.
+//!
+//! [`Live`] keeps, per topic, the queues of this worker's subscribers. A
+//! task reads the worker's [`Feed`] and offers each message to the queues
+//! of its topic's subscribers; a subscriber whose queue is full (a client
+//! that reads more slowly than messages arrive) is dropped and counted,
+//! rather than buffering without bound. A subscriber that went away is
+//! forgotten the next time its topic has a message.
+
+mod events_body;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use tokio::sync::{broadcast, mpsc};
+
+use cove_core::{log, EventStream, Feed, Published};
+
+use crate::convert::{closing, HttpResponse};
+use crate::Body;
+
+pub(crate) use events_body::EventsBody;
+
+/// Messages queued for one subscriber before it counts as too slow.
+pub const QUEUE: usize = 256;
+
+/// Live connections one worker holds at most; more are answered 503.
+pub const MAX_PER_WORKER: usize = 10_000;
+
+/// A queue of messages for one subscriber.
+type Sink = mpsc::Sender<Arc<Published>>;
+
+/// One worker's subscribers.
+pub(crate) struct Live {
+    topics: RefCell<HashMap<Arc<str>, Vec<Sink>>>,
+    /// Open streams (each holds one [`Open`] guard).
+    open: Rc<Cell<usize>>,
+    /// Subscribers dropped for being too slow, and messages this worker
+    /// missed by falling behind the hub.
+    dropped_slow: Cell<u64>,
+    lost: Cell<u64>,
+    /// The comment line sent on an idle stream, so that proxies and the
+    /// idle timeout do not close it.
+    heartbeat: Duration,
+}
+
+/// Counts one open stream until dropped.
+pub(crate) struct Open(Rc<Cell<usize>>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
+    }
+}
+
+impl Live {
+    /// `idle`: the connections' idle timeout; heartbeats come at least twice
+    /// within it.
+    pub(crate) fn new(idle: Duration) -> Live {
+        Live {
+            topics: RefCell::default(),
+            open: Rc::default(),
+            dropped_slow: Cell::new(0),
+            lost: Cell::new(0),
+            heartbeat: (idle / 2).min(Duration::from_secs(15)),
+        }
+    }
+
+    /// Follow `feed` on this worker's event loop until the hub closes it,
+    /// or this registry is dropped (`cove dev` replaced the handler).
+    pub(crate) fn follow(self: &Rc<Self>, mut feed: Feed) {
+        let weak = Rc::downgrade(self);
+        tokio::task::spawn_local(async move {
+            loop {
+                let received = feed.recv().await;
+                let Some(me) = weak.upgrade() else { return };
+                match received {
+                    Ok(message) => me.deliver(&message),
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        me.lost.set(me.lost.get() + n);
+                        log::warn(&format!(
+                            "live: this worker fell behind the published messages and lost {n}"
+                        ));
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
+    /// Offer `message` to the subscribers of its topic.
+    pub(crate) fn deliver(&self, message: &Arc<Published>) {
+        let mut topics = self.topics.borrow_mut();
+        let Some(sinks) = topics.get_mut(&message.topic) else {
+            return;
+        };
+        let mut slow = 0;
+        sinks.retain(|sink| match sink.try_send(message.clone()) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                slow += 1;
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        });
+        if sinks.is_empty() {
+            topics.remove(&message.topic);
+        }
+        if slow > 0 {
+            self.dropped_slow.set(self.dropped_slow.get() + slow);
+            log::warn(&format!(
+                "live: dropped {slow} subscriber(s) of {:?} that read too slowly ({QUEUE} messages queued)",
+                message.topic
+            ));
+        }
+    }
+
+    /// A queue subscribed to `topics`, and the guard that counts it open;
+    /// `None` when the worker holds [`MAX_PER_WORKER`] already.
+    fn subscribe(&self, topics: &[String]) -> Option<(mpsc::Receiver<Arc<Published>>, Open)> {
+        if self.open.get() >= MAX_PER_WORKER {
+            return None;
+        }
+        self.open.set(self.open.get() + 1);
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let mut map = self.topics.borrow_mut();
+        for topic in topics {
+            map.entry(topic.as_str().into())
+                .or_default()
+                .push(tx.clone());
+        }
+        Some((rx, Open(self.open.clone())))
+    }
+
+    /// The response `res` (already converted) as an event stream carrying
+    /// `stream`'s first events, then its topics' messages.
+    pub(crate) fn events(&self, stream: EventStream, mut res: HttpResponse) -> HttpResponse {
+        let Some((rx, open)) = self.subscribe(&stream.topics) else {
+            return closing(503, "Service Unavailable: too many open event streams");
+        };
+        let headers = res.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        // nginx would otherwise hold events back in its buffer.
+        headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+        *res.body_mut() = Body::events(EventsBody::new(stream.first, rx, open, self.heartbeat));
+        res
+    }
+
+    /// Subscribers dropped for being too slow, and messages lost by this
+    /// worker falling behind (read by the tests; the metrics to come).
+    #[cfg(test)]
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (self.dropped_slow.get(), self.lost.get())
+    }
+}
+
+#[cfg(test)]
+mod tests;
