@@ -67,11 +67,17 @@ where
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    // SIGHUP reloads certificate files; without them it keeps its default
+    // (the server stops, as before).
+    let reloads_files = matches!(config.protocols.tls, Some(tls::TlsSource::Files(_)));
     let (mut sigint, mut sigterm, mut sighup) = rt.block_on(async {
         Ok::<_, std::io::Error>((
             signal(SignalKind::interrupt())?,
             signal(SignalKind::terminate())?,
-            signal(SignalKind::hangup())?,
+            match reloads_files {
+                true => Some(signal(SignalKind::hangup())?),
+                false => None,
+            },
         ))
     })?;
     let listeners = listener::bind_all(config.addr, config.workers.max(1)).map_err(|error| {
@@ -158,7 +164,7 @@ where
             tokio::select! {
                 _ = sigint.recv() => break,
                 _ = sigterm.recv() => break,
-                _ = sighup.recv() => {
+                _ = hangup(&mut sighup) => {
                     if let Some(certs) = &protocols.tls {
                         certs.reload();
                     }
@@ -183,6 +189,16 @@ where
         }
     });
     Ok(())
+}
+
+/// The next SIGHUP, if it is caught; never otherwise.
+async fn hangup(sighup: &mut Option<tokio::signal::unix::Signal>) {
+    match sighup {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
+    }
 }
 
 fn join_all(workers: Vec<JoinHandle<()>>) {
