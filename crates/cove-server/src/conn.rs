@@ -11,12 +11,12 @@ use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::Watcher;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::{HttpLimits, Protocols};
 use crate::convert::HttpResponse;
+use crate::io::{H2Io, Io};
 use crate::timeouts::{Activity, Timed};
 use crate::{reject, Handler};
 
@@ -89,7 +89,7 @@ impl<H: Handler> Server<H> {
         let _ = stream.set_nodelay(true);
         if self.tls.is_none() && !self.h2c {
             // Plain HTTP/1.1, the common case: straight to hyper.
-            let conn = self.h1(stream, watcher);
+            let conn = self.h1(Io::Plain(stream), watcher);
             tokio::task::spawn_local(async move {
                 // Client resets and timeouts end a connection; nothing to report.
                 let _ = conn.await;
@@ -104,18 +104,18 @@ impl<H: Handler> Server<H> {
                     return; // not TLS, too slow, or no common ground: nothing to answer
                 };
                 let _ = match stream.get_ref().1.alpn_protocol() {
-                    Some(b"h2") => me.h2(stream, watcher).await,
+                    Some(b"h2") => me.h2(Io::Tls(Box::new(stream)), watcher).await,
                     // An ACME CA's check: answered by the handshake itself.
                     Some(crate::tls::ACME_TLS_ALPN) => return,
-                    _ => me.h1(stream, watcher).await,
+                    _ => me.h1(Io::Tls(Box::new(stream)), watcher).await,
                 };
             } else {
                 match tokio::time::timeout(within, starts_h2(&stream)).await {
                     Ok(Ok(true)) => {
-                        let _ = me.h2(stream, watcher).await;
+                        let _ = me.h2(Io::Plain(stream), watcher).await;
                     }
                     Ok(Ok(false)) => {
-                        let _ = me.h1(stream, watcher).await;
+                        let _ = me.h1(Io::Plain(stream), watcher).await;
                     }
                     _ => {}
                 }
@@ -123,36 +123,55 @@ impl<H: Handler> Server<H> {
         });
     }
 
-    fn h1<S>(
-        &self,
-        stream: S,
-        watcher: Watcher,
-    ) -> impl Future<Output = hyper::Result<()>> + use<S, H>
-    where
-        S: AsyncRead + AsyncWrite + Unpin + 'static,
-    {
+    fn h1(&self, stream: Io, watcher: Watcher) -> impl Future<Output = hyper::Result<()>> + use<H> {
         let stream = Timed::new(stream, &self.limits);
-        let service = self.service(stream.activity(), false);
+        let service = self.service(stream.activity());
         watcher.watch(self.h1.serve_connection(TokioIo::new(stream), service))
     }
 
-    fn h2<S>(
-        &self,
-        stream: S,
-        watcher: Watcher,
-    ) -> impl Future<Output = hyper::Result<()>> + use<S, H>
-    where
-        S: AsyncRead + AsyncWrite + Unpin + 'static,
-    {
+    fn h2(&self, stream: Io, watcher: Watcher) -> impl Future<Output = hyper::Result<()>> + use<H> {
         let stream = Timed::multiplexed(stream, &self.limits);
-        let service = self.service(stream.activity(), true);
-        watcher.watch(self.h2.serve_connection(TokioIo::new(stream), service))
+        let service = self.service_h2(stream.activity());
+        watcher.watch(
+            self.h2
+                .serve_connection(TokioIo::new(H2Io(stream)), service),
+        )
     }
 
+    /// HTTP/1.1's service: one request at a time, answered in order.
     fn service(
         &self,
         activity: Activity,
-        h2: bool,
+    ) -> impl hyper::service::Service<
+        hyper::Request<hyper::body::Incoming>,
+        Response = HttpResponse,
+        Error = Infallible,
+        Future = impl Future<Output = Result<HttpResponse, Infallible>> + 'static,
+    > + 'static {
+        let handler = self.handler.clone();
+        let max_url = self.limits.max_url;
+        service_fn(move |req| {
+            // Also whether the head had both Content-Length and
+            // Transfer-Encoding, which hyper hides (timeouts.rs).
+            let framing_conflict = activity.busy();
+            let (h, activity) = (handler.clone(), activity.clone());
+            async move {
+                let res = match reject::check(&req, max_url, framing_conflict) {
+                    Some(refused) => refused,
+                    None => h.handle(req).await,
+                };
+                activity.answered();
+                Ok::<_, Infallible>(res)
+            }
+        })
+    }
+
+    /// HTTP/2's: `:authority` becomes `Host`, and a stream the client
+    /// resets (its future dropped unfinished) counts as answered. Apart
+    /// from HTTP/1.1's so that its requests pay for neither.
+    fn service_h2(
+        &self,
+        activity: Activity,
     ) -> impl hyper::service::Service<
         hyper::Request<hyper::body::Incoming>,
         Response = HttpResponse,
@@ -162,16 +181,12 @@ impl<H: Handler> Server<H> {
         let handler = self.handler.clone();
         let max_url = self.limits.max_url;
         service_fn(move |mut req| {
-            if h2 {
-                reject::host_from_authority(&mut req);
-            }
-            // Also whether the head had both Content-Length and
-            // Transfer-Encoding, which hyper hides (timeouts.rs).
-            let framing_conflict = activity.busy();
+            reject::host_from_authority(&mut req);
+            activity.busy();
             let in_app = InApp(activity.clone());
             let h = handler.clone();
             async move {
-                let res = match reject::check(&req, max_url, framing_conflict) {
+                let res = match reject::check(&req, max_url, false) {
                     Some(refused) => refused,
                     None => h.handle(req).await,
                 };

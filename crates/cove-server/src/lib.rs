@@ -12,6 +12,7 @@ mod dev_error;
 mod handler;
 mod head_scan;
 mod holder;
+mod io;
 mod listener;
 mod live;
 mod reject;

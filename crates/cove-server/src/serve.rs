@@ -145,14 +145,14 @@ where
         config.workers,
         if config.workers == 1 { "" } else { "s" }
     ));
-    rt.block_on(async {
+    tokio::task::LocalSet::new().block_on(&rt, async {
         if let Some(l) = redirect {
             log::info(&format!(
                 "redirecting http://{} to https",
                 l.local_addr()
                     .map_or_else(|e| e.to_string(), |a| a.to_string())
             ));
-            tokio::spawn(tls::redirect::serve(l, local.port()));
+            tokio::task::spawn_local(tls::redirect::serve(l, local.port(), http));
         }
         if let Some(tls::TlsSource::Acme(acme)) = &protocols.tls {
             tokio::spawn(acme.clone().run());

@@ -329,8 +329,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Timed<S> {
     }
 }
 
+// Inlined into hyper's reads and writes even though HTTP/1.1 and HTTP/2
+// both call them (io.rs: a function with two callers stays out of line).
 impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Timed<S> {
-    #[inline]
+    #[inline(always)]
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -356,7 +358,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Timed<S> {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Timed<S> {
-    #[inline]
+    #[inline(always)]
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -367,7 +369,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Timed<S> {
         me.wrote(cx, res, buf.len())
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll_write_vectored(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -378,17 +380,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Timed<S> {
         me.wrote(cx, res, bufs.iter().map(|b| b.len()).sum())
     }
 
-    #[inline]
+    #[inline(always)]
     fn is_write_vectored(&self) -> bool {
         self.stream.is_write_vectored()
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().stream).poll_flush(cx)
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
     }

@@ -5,13 +5,17 @@ use std::convert::Infallible;
 use std::net::TcpListener as StdListener;
 
 use bytes::Bytes;
-use http_body_util::Full;
 use hyper::header::{HeaderValue, HOST, LOCATION};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
+
+use crate::config::HttpLimits;
+use crate::io::Io;
+use crate::timeouts::Timed;
+use crate::Body;
 
 /// Where a request for `host` and `target` goes over HTTPS on `https_port`;
 /// `None` if the host is missing or not a plain host name or address.
@@ -33,14 +37,14 @@ pub(crate) fn location(host: Option<&str>, target: &str, https_port: u16) -> Opt
     })
 }
 
-fn answer(req: &Request<hyper::body::Incoming>, https_port: u16) -> Response<Full<Bytes>> {
+fn answer(req: &Request<hyper::body::Incoming>, https_port: u16) -> Response<Body> {
     let host = req
         .headers()
         .get(HOST)
         .and_then(|h| h.to_str().ok())
         .or(req.uri().host());
     let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
-    let mut res = Response::new(Full::new(Bytes::new()));
+    let mut res = Response::new(Body::empty());
     match location(host, target, https_port).and_then(|l| HeaderValue::try_from(l).ok()) {
         Some(to) => {
             *res.status_mut() = StatusCode::PERMANENT_REDIRECT;
@@ -48,15 +52,17 @@ fn answer(req: &Request<hyper::body::Incoming>, https_port: u16) -> Response<Ful
         }
         None => {
             *res.status_mut() = StatusCode::BAD_REQUEST;
-            *res.body_mut() = Full::new(Bytes::from_static(b"Bad Request: no valid Host header"));
+            *res.body_mut() = Body::bytes(Bytes::from_static(b"Bad Request: no valid Host header"));
         }
     }
     res
 }
 
 /// Answer every request on `listener` with a redirect to `https_port`,
-/// until the task is dropped.
-pub(crate) async fn serve(listener: StdListener, https_port: u16) {
+/// until the task is dropped; in a `LocalSet` (the main thread's). Served over the same stream and body types
+/// as the app's HTTP/1.1 (io.rs says why one instantiation matters), with
+/// the same header and idle timeouts.
+pub(crate) async fn serve(listener: StdListener, https_port: u16, limits: HttpLimits) {
     let Ok(listener) = TcpListener::from_std(listener) else {
         return;
     };
@@ -65,13 +71,18 @@ pub(crate) async fn serve(listener: StdListener, https_port: u16) {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             continue;
         };
-        let service =
-            service_fn(move |req| async move { Ok::<_, Infallible>(answer(&req, https_port)) });
+        let stream = Timed::new(Io::Plain(stream), &limits);
+        let activity = stream.activity();
+        let service = service_fn(move |req| {
+            activity.busy();
+            let res = answer(&req, https_port);
+            activity.answered();
+            async move { Ok::<_, Infallible>(res) }
+        });
         let conn = http1::Builder::new()
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(std::time::Duration::from_secs(10))
+            .header_read_timeout(None)
             .serve_connection(TokioIo::new(stream), service);
-        tokio::spawn(async move {
+        tokio::task::spawn_local(async move {
             let _ = conn.await;
         });
     }
