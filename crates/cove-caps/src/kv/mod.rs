@@ -25,7 +25,7 @@ use std::time::Duration;
 
 mod functions;
 mod memory;
-mod redis;
+pub(crate) mod redis;
 #[cfg(test)]
 mod tests;
 

@@ -61,6 +61,40 @@ redis.call('INCRBY', KEYS[1], ARGV[1])
 return redis.call('GET', KEYS[1])
 "#;
 
+/// Why [`manager`] did not connect.
+pub(crate) enum Connect {
+    Redis(RedisError),
+    /// No connection and PING reply within [`TIMEOUT`].
+    NoReply,
+    /// The I/O thread's task failed.
+    Task(String),
+}
+
+/// A `ConnectionManager` for `client` made on the I/O thread, its first
+/// PING answered: one attempt per (re)connection, each bounded, so while
+/// Redis is down a call fails at once instead of waiting out a backoff.
+/// The kv store and pub/sub (`crate::pubsub`) each make theirs here.
+pub(crate) fn manager(client: Client) -> Result<ConnectionManager, Connect> {
+    let config = ConnectionManagerConfig::new()
+        .set_number_of_retries(0)
+        .set_connection_timeout(TIMEOUT)
+        .set_response_timeout(TIMEOUT);
+    let task = io::runtime().spawn(async move {
+        let connect = async {
+            let mut conn = ConnectionManager::new_with_config(client, config).await?;
+            cmd("PING").query_async::<()>(&mut conn).await?;
+            Ok::<_, RedisError>(conn)
+        };
+        tokio::time::timeout(TIMEOUT, connect).await
+    });
+    match cove_core::block_on(task) {
+        Ok(Ok(Ok(conn))) => Ok(conn),
+        Ok(Ok(Err(e))) => Err(Connect::Redis(e)),
+        Ok(Err(_)) => Err(Connect::NoReply),
+        Err(e) => Err(Connect::Task(e.to_string())),
+    }
+}
+
 pub(super) struct RedisStore {
     conn: ConnectionManager,
     /// The URL without its password, for messages.
@@ -73,26 +107,12 @@ impl RedisStore {
     pub(super) fn connect(url: &str) -> Result<RedisStore, String> {
         let shown = redact(url);
         let client = client(url, &shown)?;
-        // One attempt per (re)connection, each bounded: while Redis is
-        // down a call fails at once instead of waiting out a backoff.
-        let config = ConnectionManagerConfig::new()
-            .set_number_of_retries(0)
-            .set_connection_timeout(TIMEOUT)
-            .set_response_timeout(TIMEOUT);
-        let task = io::runtime().spawn(async move {
-            let connect = async {
-                let mut conn = ConnectionManager::new_with_config(client, config).await?;
-                cmd("PING").query_async::<()>(&mut conn).await?;
-                Ok::<_, RedisError>(conn)
-            };
-            tokio::time::timeout(TIMEOUT, connect).await
-        });
         let failed = |why: String| format!("cannot connect to Redis at {shown}: {why}");
-        let conn = match cove_core::block_on(task) {
-            Ok(Ok(Ok(conn))) => conn,
-            Ok(Ok(Err(e))) => return Err(failed(format!("{}{}", reason(&e), hint(&e)))),
-            Ok(Err(_)) => return Err(failed(no_reply() + "; is the host reachable?")),
-            Err(e) => return Err(failed(e.to_string())),
+        let conn = match manager(client) {
+            Ok(conn) => conn,
+            Err(Connect::Redis(e)) => return Err(failed(format!("{}{}", reason(&e), hint(&e)))),
+            Err(Connect::NoReply) => return Err(failed(no_reply() + "; is the host reachable?")),
+            Err(Connect::Task(e)) => return Err(failed(e)),
         };
         Ok(RedisStore {
             conn,

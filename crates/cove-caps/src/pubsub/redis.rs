@@ -11,12 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use ::redis::aio::ConnectionManager;
 use ::redis::{cmd, Client, RedisError};
 use bytes::Bytes;
 use futures_util::StreamExt;
 
 use super::{Inner, Message};
+use crate::kv::redis::{manager, Connect};
 use cove_core::{io, log, redact_url as redact};
 
 /// The Redis channel every Cove process of a deployment shares.
@@ -39,24 +40,11 @@ impl Bus {
         let shown: Arc<str> = redact(url).into();
         let failed = |why: String| format!("cannot connect to Redis at {shown} for pub/sub: {why}");
         let client = Client::open(url).map_err(|e| failed(e.to_string()))?;
-        let config = ConnectionManagerConfig::new()
-            .set_number_of_retries(0)
-            .set_connection_timeout(TIMEOUT)
-            .set_response_timeout(TIMEOUT);
-        let for_task = client.clone();
-        let task = io::runtime().spawn(async move {
-            let connect = async {
-                let mut conn = ConnectionManager::new_with_config(for_task, config).await?;
-                cmd("PING").query_async::<()>(&mut conn).await?;
-                Ok::<_, RedisError>(conn)
-            };
-            tokio::time::timeout(TIMEOUT, connect).await
-        });
-        let conn = match cove_core::block_on(task) {
-            Ok(Ok(Ok(conn))) => conn,
-            Ok(Ok(Err(e))) => return Err(failed(e.to_string())),
-            Ok(Err(_)) => return Err(failed("no reply within 2 s".into())),
-            Err(e) => return Err(failed(e.to_string())),
+        let conn = match manager(client.clone()) {
+            Ok(conn) => conn,
+            Err(Connect::Redis(e)) => return Err(failed(e.to_string())),
+            Err(Connect::NoReply) => return Err(failed("no reply within 2 s".into())),
+            Err(Connect::Task(e)) => return Err(failed(e)),
         };
         let mut origin = [0u8; 8];
         getrandom::getrandom(&mut origin).map_err(|e| failed(e.to_string()))?;
