@@ -156,8 +156,36 @@ fn in_scope<E: Engine>(
 }
 
 enum BodyError {
-    TooLarge,
+    /// Over the limit; the rest of the body, not read.
+    TooLarge(Incoming),
     Broken,
+}
+
+/// An HTTP/2 request refused for its body's size: the rest of the body is
+/// read (up to [`DRAIN`], for at most [`DRAIN_TIME`]) and dropped, after the
+/// 413 has gone out. A stream whose body is left unread is reset, and a
+/// client still sending it (curl, browsers) reports the reset, not the 413.
+/// HTTP/1.1 closes the connection instead.
+const DRAIN: usize = 8 << 20;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+#[cold]
+fn drain_h2(version: hyper::Version, mut body: Incoming) {
+    if version != hyper::Version::HTTP_2 {
+        return;
+    }
+    tokio::task::spawn_local(async move {
+        let read = async {
+            let mut seen = 0usize;
+            while let Some(Ok(frame)) = body.frame().await {
+                seen += frame.data_ref().map_or(0, |d| d.len());
+                if seen > DRAIN {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(DRAIN_TIME, read).await;
+    });
 }
 
 /// The whole body, at most `max` bytes. A body that arrives in one piece
@@ -172,7 +200,7 @@ async fn read_body(mut body: Incoming, max: usize) -> Result<Option<Bytes>, Body
         };
         len += data.len();
         if len > max {
-            return Err(BodyError::TooLarge);
+            return Err(BodyError::TooLarge(body));
         }
         if let Some(buf) = joined.as_mut() {
             buf.extend_from_slice(&data);
@@ -247,6 +275,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         // looking the two headers up again (~170 instructions).
         let declared = body.size_hint().exact();
         if declared.is_some_and(|n| n > self.max_body as u64) {
+            drain_h2(parts.version, body);
             return closing(413, "Payload Too Large");
         }
         let mut head = request_head(&mut parts);
@@ -290,7 +319,10 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         if declared != Some(0) {
             match read_body(body, self.max_body).await {
                 Ok(bytes) => ex.req.body = bytes,
-                Err(BodyError::TooLarge) => return closing(413, "Payload Too Large"),
+                Err(BodyError::TooLarge(rest)) => {
+                    drain_h2(parts.version, rest);
+                    return closing(413, "Payload Too Large");
+                }
                 Err(BodyError::Broken) => return closing(400, "Bad Request"),
             }
         }

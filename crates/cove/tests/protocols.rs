@@ -101,19 +101,25 @@ fn http2_keeps_the_body_limit_and_many_streams_share_a_connection() {
     args.extend(["--max-body", "1k"]);
     let s = Server::fixture("basic", &args);
     let ca = cert.to_str().unwrap();
-    let big = dir.path().join("big");
-    std::fs::write(&big, vec![b'x'; 4096]).unwrap();
-    let from = format!("@{}", big.display());
-    let (code, version, _) = curl(&[
-        "--cacert",
-        ca,
-        "--http2",
-        "--data-binary",
-        &from,
-        &https(&s, "/body"),
-    ])
-    .unwrap();
-    assert_eq!((code, version.as_str()), (413, "2"));
+    // Over the limit by a little and by more than a flow-control window:
+    // a 413, not a reset stream, every time (the body is read and dropped).
+    for size in [4096, 200_000] {
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'x'; size]).unwrap();
+        let from = format!("@{}", big.display());
+        for _ in 0..5 {
+            let (code, version, _) = curl(&[
+                "--cacert",
+                ca,
+                "--http2",
+                "--data-binary",
+                &from,
+                &https(&s, "/body"),
+            ])
+            .unwrap();
+            assert_eq!((code, version.as_str()), (413, "2"), "{size} bytes");
+        }
+    }
     // A header list over --max-header: the stream is refused (HTTP/1.1: 431).
     let huge = format!("X-Big: {}", "a".repeat(70_000));
     assert!(curl(&[
