@@ -12,3 +12,24 @@ pub fn app<'a>(level: Level, messages: impl IntoIterator<Item = &'a str>) {
         cove_core::log::write(level, "[app]", m);
     }
 }
+
+/// `log`'s functions (name, level, doc): bound by each runtime's capability
+/// loop (crate::cap) and declared in the API catalog (api/io.rs) from here.
+pub static FUNCTIONS: &[(&str, Level, &str)] = &[
+    (
+        "debug",
+        Level::Debug,
+        "log each value as its own debug line (shown with -l debug)",
+    ),
+    ("info", Level::Info, "log each value as its own info line"),
+    (
+        "warn",
+        Level::Warn,
+        "log each value as its own warning line",
+    ),
+    (
+        "error",
+        Level::Error,
+        "log each value as its own error line",
+    ),
+];

@@ -86,6 +86,59 @@ pub fn datetime() -> String {
     datetime_of(now())
 }
 
+/// What a `time` function reads.
+#[derive(Clone, Copy)]
+pub enum Reading {
+    Int(fn() -> i64),
+    /// Short text (Lua pushes at most 64 bytes of it, from a fixed buffer).
+    Text(fn() -> String),
+}
+
+/// One script-facing `time` function.
+pub struct TimeFn {
+    pub lua: &'static str,
+    pub js: &'static str,
+    pub read: Reading,
+    /// One line for the API docs.
+    pub doc: &'static str,
+}
+
+/// Every `time` function: bound by each runtime's capability loop
+/// (crate::cap) and declared in the API catalog (api/io.rs) from here.
+pub static FUNCTIONS: &[TimeFn] = &[
+    TimeFn {
+        lua: "now",
+        js: "now",
+        read: Reading::Int(now),
+        doc: "Unix time in seconds",
+    },
+    TimeFn {
+        lua: "now_ms",
+        js: "nowMs",
+        read: Reading::Int(now_ms),
+        doc: "Unix time in milliseconds",
+    },
+    TimeFn {
+        lua: "clock",
+        js: "clock",
+        read: Reading::Int(clock),
+        doc:
+            "milliseconds on a monotonic clock started with the process (for durations, not dates)",
+    },
+    TimeFn {
+        lua: "date",
+        js: "date",
+        read: Reading::Text(date),
+        doc: "today's date in UTC: \"2026-11-27\"",
+    },
+    TimeFn {
+        lua: "datetime",
+        js: "datetime",
+        read: Reading::Text(datetime),
+        doc: "now in UTC: \"2026-11-27T08:55:53Z\"",
+    },
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

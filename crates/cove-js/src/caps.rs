@@ -6,6 +6,12 @@
 //! awaiting it keeps the worker free while the job runs (engine.rs), and
 //! its refusals reject the promise rather than throw.
 //!
+//! A reading (`time.now`: no arguments, no scope) is a plain C function
+//! whose magic number is its index in the table, as cheap as a hand-bound
+//! one; a function taking text (`log.info`) gets each argument as the
+//! prelude's `console` always wrote it (`String(v)`, objects as JSON, an
+//! error with its stack).
+//!
 //! Argument mistakes throw `TypeError`s (`RangeError` for a count out of
 //! range), as Hull's JS does, and a capability's failure a `CoveError`
 //! (bind.rs); either carries the failure's `code`.
@@ -15,11 +21,12 @@ use std::rc::Rc;
 use rquickjs::function::Rest;
 use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Promise, Value};
 
-use cove_caps::cap::{self, CapFn, CapValue, Runtime, Scope, Started};
+use cove_caps::cap::{self, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
 
 use crate::host::{settled, Host};
+use crate::raw::fastfn::{function_with_magic, Args, Method, Table};
 use crate::raw::value::{Val, View};
 
 /// How deep an object argument is read (deeper: its type name only).
@@ -137,6 +144,70 @@ fn args_of(args: &[Value<'_>]) -> rquickjs::Result<Vec<CapValue>> {
     args.iter().map(|v| to_cap(&Val::lend(v), 0)).collect()
 }
 
+/// A value as `console.log` writes it: strings as they are, an error with
+/// its stack, other objects as JSON (`String(v)` when that fails), the
+/// rest as `String(v)`.
+fn text_of<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> rquickjs::Result<CapValue> {
+    let string = |v: &Value<'js>| -> rquickjs::Result<String> {
+        Ok(v.get::<rquickjs::convert::Coerced<String>>()?.0)
+    };
+    if let Some(s) = v.as_string() {
+        return Ok(CapValue::Str(s.to_string()?.into_bytes()));
+    }
+    let text = match v.as_object() {
+        Some(o) if o.is_error() => {
+            let stack: Value = o.get("stack")?;
+            let head = string(v)?;
+            match stack.as_string() {
+                Some(s) if !s.to_string()?.is_empty() => format!("{head}\n{}", s.to_string()?),
+                _ => head,
+            }
+        }
+        Some(o) if !o.is_function() => match ctx.json_stringify(v.clone()) {
+            Ok(Some(s)) => s.to_string()?,
+            Ok(None) => string(v)?,
+            Err(_) => {
+                // The thrown error is not the script's: drop it.
+                let _ = ctx.catch();
+                string(v)?
+            }
+        },
+        _ => string(v)?,
+    };
+    Ok(CapValue::Str(text.into_bytes()))
+}
+
+fn texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<CapValue>> {
+    args.iter().map(|v| text_of(ctx, v)).collect()
+}
+
+/// The one method behind every reading: its magic number is the reading's
+/// index in `cap::functions()`.
+struct Readings;
+impl Table for Readings {
+    const METHODS: &'static [Method] = &[Method {
+        name: "reading",
+        arity: 0,
+        chains: false,
+        run: read,
+    }];
+
+    fn method(_: usize) -> Option<&'static Method> {
+        Self::METHODS.first()
+    }
+}
+
+fn read<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    match cap::functions().get(args.magic()).and_then(CapFn::reading) {
+        // Seconds and milliseconds do not fit an int32: doubles hold them exactly.
+        Some(Reading::Int(read)) => Ok(Value::new_float(ctx.clone(), read() as f64)),
+        Some(Reading::Text(read)) => {
+            rquickjs::String::from_str(ctx.clone(), &read()).map(|s| s.into_value())
+        }
+        None => Err(Exception::throw_internal(ctx, "not a reading")),
+    }
+}
+
 /// One function as bound: what each of its calls needs.
 struct Bound {
     host: Rc<Host>,
@@ -147,12 +218,20 @@ struct Bound {
 impl Bound {
     /// Convert the arguments and start the call with the manifest's hosts
     /// and allow-list as the app set them.
-    fn start(
+    fn start<'js>(
         &self,
-        args: &[Value<'_>],
+        ctx: &Ctx<'js>,
+        args: &[Value<'js>],
         is_async: bool,
     ) -> rquickjs::Result<Result<Started, CapError>> {
-        let args = args_of(args)?;
+        if self.f.skips() {
+            return Ok(Ok(Started::Done(CapValue::Nothing)));
+        }
+        let args = if self.f.text_args() {
+            texts_of(ctx, args)?
+        } else {
+            args_of(args)?
+        };
         let registry = self.host.registry.borrow();
         let scope = Scope {
             runtime: Runtime::Js,
@@ -166,7 +245,7 @@ impl Bound {
 
     /// Hull's synchronous form: a job runs here, blocking the worker.
     fn call<'js>(&self, ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Value<'js>> {
-        match self.start(args, false)? {
+        match self.start(ctx, args, false)? {
             Ok(Started::Done(v)) => to_js(ctx, v),
             Ok(Started::Job(job)) => result(ctx, cap::job_result(job.run())),
             Err(e) => Err(throw(ctx, &e)),
@@ -179,7 +258,7 @@ impl Bound {
         ctx: &Ctx<'js>,
         args: &[Value<'js>],
     ) -> rquickjs::Result<Promise<'js>> {
-        match self.start(args, true) {
+        match self.start(ctx, args, true) {
             Ok(Ok(Started::Done(v))) => settled(ctx, to_js(ctx, v)),
             Ok(Ok(Started::Job(job))) => self.host.await_job(ctx, job, finish),
             Ok(Err(e)) => settled(ctx, Err(throw(ctx, &e))),
@@ -198,6 +277,18 @@ fn module<'js>(
     let obj = Object::new(ctx.clone())?;
     for f in cap::module_functions(spec) {
         let Some(name) = f.js else { continue };
+        if f.reading().is_some() {
+            let index = cap::functions()
+                .iter()
+                .position(|g| std::ptr::eq(g, f))
+                .unwrap_or(usize::MAX);
+            let qualified = format!("{}.{name}", spec.trim_start_matches("hull:"));
+            obj.set(
+                name,
+                function_with_magic::<Readings>(ctx, &qualified, index)?,
+            )?;
+            continue;
+        }
         let bound = Rc::new(Bound {
             host: host.clone(),
             kv: kv.clone(),
@@ -235,4 +326,21 @@ pub(crate) fn install<'js>(
         objects.set(name, module(ctx, host, kv, spec)?)?;
     }
     Ok(())
+}
+
+/// `console.log/info/debug/warn/error`: `log`'s functions (`console.log`
+/// is `log.info`).
+pub(crate) fn install_console<'js>(ctx: &Ctx<'js>, objects: &Object<'js>) -> rquickjs::Result<()> {
+    let log: Object = objects.get("log")?;
+    let console = Object::new(ctx.clone())?;
+    for (name, level) in [
+        ("log", "info"),
+        ("info", "info"),
+        ("debug", "debug"),
+        ("warn", "warn"),
+        ("error", "error"),
+    ] {
+        console.set(name, log.get::<_, Value>(level)?)?;
+    }
+    ctx.globals().set("console", console)
 }

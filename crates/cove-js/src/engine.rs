@@ -22,7 +22,7 @@ use crate::vm::{new_runtime, Budget};
 
 const PRELUDE: &str = include_str!("prelude.js");
 /// The export names of the module objects the prelude returns, in its order.
-const PRELUDE_MODULES: [&str; 5] = ["app", "db", "json", "time", "log"];
+const PRELUDE_MODULES: [&str; 3] = ["app", "db", "json"];
 
 /// Where the app lives and how it is limited.
 pub type JsConfig = ScriptConfig;
@@ -124,6 +124,7 @@ fn install<'js>(
     )?;
     objects.set(crate::bind::COVE_ERROR, out.get::<_, Object>("CoveError")?)?;
     crate::caps::install(ctx, host, &shared.kv, &objects)?;
+    crate::caps::install_console(ctx, &objects)?;
     objects.set("template", crate::template::module(ctx)?)?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;

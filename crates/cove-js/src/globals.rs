@@ -4,16 +4,12 @@
 
 use std::rc::Rc;
 
-use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Persistent, Value};
 
-use cove_caps::log::Level;
-use cove_caps::time;
 use cove_core::Phase;
 
 use crate::bind::{set_fn, throw};
 use crate::host::Host;
-use crate::raw::fastfn::{fast_table, install, Args, Method};
 
 /// `raw.register(api, phase, method, pattern, fn)`: a route (`phase` null)
 /// or a middleware.
@@ -56,95 +52,11 @@ fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
     })
 }
 
-fn time_now<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    // Seconds and milliseconds do not fit an int32: doubles hold them exactly.
-    Ok(Value::new_float(ctx.clone(), time::now() as f64))
-}
-
-fn time_now_ms<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    Ok(Value::new_float(ctx.clone(), time::now_ms() as f64))
-}
-
-fn time_clock<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    Ok(Value::new_float(ctx.clone(), time::clock() as f64))
-}
-
-fn time_date<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    rquickjs::String::from_str(ctx.clone(), &time::date()).map(|s| s.into_value())
-}
-
-fn time_datetime<'js>(ctx: &Ctx<'js>, _: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    rquickjs::String::from_str(ctx.clone(), &time::datetime()).map(|s| s.into_value())
-}
-
-// `hull:time`: called on many requests, so fast methods (raw/fastfn.rs).
-fast_table!(
-    TimeMethods,
-    [
-        Method {
-            name: "time.now",
-            arity: 0,
-            chains: false,
-            run: time_now
-        },
-        Method {
-            name: "time.nowMs",
-            arity: 0,
-            chains: false,
-            run: time_now_ms
-        },
-        Method {
-            name: "time.clock",
-            arity: 0,
-            chains: false,
-            run: time_clock
-        },
-        Method {
-            name: "time.date",
-            arity: 0,
-            chains: false,
-            run: time_date
-        },
-        Method {
-            name: "time.datetime",
-            arity: 0,
-            chains: false,
-            run: time_datetime
-        },
-    ]
-);
-
-fn add_log<'js>(raw: &Object<'js>) -> rquickjs::Result<()> {
-    set_fn(raw, "log", |level: i32, lines: Rest<String>| {
-        let level = match level {
-            0 => Level::Debug,
-            1 => Level::Info,
-            2 => Level::Warn,
-            _ => Level::Error,
-        };
-        if cove_core::log::enabled(level) {
-            cove_caps::log::app(level, lines.0.iter().map(String::as_str));
-        }
-    })?;
-    set_fn(raw, "logEnabled", |level: i32| {
-        let level = if level == 0 {
-            Level::Debug
-        } else {
-            Level::Info
-        };
-        cove_core::log::enabled(level)
-    })
-}
-
 /// The `raw` object the prelude receives.
 pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
     let raw = Object::new(ctx.clone())?;
     add_app(&raw, host)?;
-    let time = Object::new(ctx.clone())?;
-    install::<TimeMethods>(&time)?;
-    raw.set("time", time)?;
     raw.set("reqGetters", crate::req::getters(ctx)?)?;
-    add_log(&raw)?;
     crate::db::add(&raw, host)?;
     raw.set("resProto", crate::res::prototype(ctx)?)?;
     Ok(raw)

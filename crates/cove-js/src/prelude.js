@@ -1,5 +1,5 @@
 // Cove's JavaScript prelude, evaluated once per worker with the native
-// functions (`raw`). It builds Hull's module objects and `console`, closes
+// functions (`raw`). It builds Hull's app, db and json objects, closes
 // the ways to compile code from strings, and returns the dispatcher the
 // engine calls for every handler and middleware.
 (function (raw) {
@@ -84,28 +84,10 @@
     },
   };
 
-  // ---- json, time, log, console (Hull §6) -----------------------------
+  // ---- json (Hull §6) ------------------------------------------------------
   const json = {
     encode: (v) => stringify(v) ?? "null",
     decode: (s) => parse(s),
-  };
-  const time = raw.time;
-  const text = (v) => {
-    if (typeof v === "string") return v;
-    if (v instanceof Error) return v.stack ? `${v}\n${v.stack}` : String(v);
-    if (v !== null && typeof v === "object") {
-      try { return stringify(v); } catch { return String(v); }
-    }
-    return String(v);
-  };
-  // Each argument is its own log line, as in Hull.
-  const logAt = (level) => (...args) => {
-    if (level === 0 && !raw.logEnabled(0)) return;
-    raw.log(level, ...args.map(text));
-  };
-  const log = { debug: logAt(0), info: logAt(1), warn: logAt(2), error: logAt(3) };
-  globalThis.console = {
-    log: log.info, info: log.info, debug: log.debug, warn: log.warn, error: log.error,
   };
 
   // ---- req / res (Hull §4) --------------------------------------------------
@@ -199,5 +181,5 @@
     execAsync: raw.dbExecAsyncStdlib,
   });
 
-  return { res, reqProto: Req.prototype, modules: [app, db, json, time, log], stdlibDb, CoveError };
+  return { res, reqProto: Req.prototype, modules: [app, db, json], stdlibDb, CoveError };
 })

@@ -3,18 +3,25 @@
 //! [`CapValue`] and back. Functions that can wait (the network, Redis,
 //! PBKDF2) are made with suspend.rs, so a handler suspends on them; the
 //! others raise their failures at the caller's line (bind.rs `raising`).
+//! A reading (`time.now`: no arguments, no scope) is a plain C function
+//! closing over its index in the table, as cheap as a hand-bound one; a
+//! function taking text (`log.info`) gets each argument as `tostring`
+//! writes it.
 //! Modules with a Lua global are installed as globals; the others (`kv`)
 //! are made when required (modules.rs).
 
+use std::ffi::c_int;
+
 use mlua::{Lua, MultiValue, Table, Value};
 
-use cove_caps::cap::{self, CapFn, CapValue, Runtime, Scope, Started};
+use cove_caps::cap::{self, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::JobOutput;
 
 use crate::app_api::AppState;
 use crate::bind::raising;
 use crate::error::coded;
+use crate::raw::{upvalue, CFn, CText, ShortText, Stack, View};
 use crate::suspend::{slow_function, Start};
 
 /// How deep a table argument is read (deeper: its type name only).
@@ -62,6 +69,16 @@ fn table_to_cap(t: &Table, depth: usize) -> mlua::Result<CapValue> {
 
 fn args_of(args: &MultiValue) -> mlua::Result<Vec<CapValue>> {
     args.iter().map(|v| to_cap(v, 0)).collect()
+}
+
+/// Each argument as `tostring` writes it.
+fn texts_of(args: &MultiValue) -> mlua::Result<Vec<CapValue>> {
+    args.iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(CapValue::Str(s.as_bytes().to_vec())),
+            other => Ok(CapValue::Str(other.to_string()?.into_bytes())),
+        })
+        .collect()
 }
 
 fn to_lua(lua: &Lua, v: CapValue) -> mlua::Result<Value> {
@@ -121,7 +138,56 @@ fn with_scope<R>(lua: &Lua, kv: &Kv, f: impl FnOnce(&Scope) -> R) -> R {
     f(&scope)
 }
 
+/// The reading whose index in `cap::functions()` is upvalue 1.
+fn reading_of(s: &Stack<'_>) -> Option<Reading> {
+    match s.view(upvalue(1)) {
+        View::Int(i) => cap::functions().get(i as usize)?.reading(),
+        _ => None,
+    }
+}
+
+/// A reading of a number.
+struct ReadInt;
+impl CFn for ReadInt {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        match reading_of(s) {
+            Some(Reading::Int(read)) => s.push_int(read()),
+            _ => return Err("internal error: not a reading".into()),
+        }
+        Ok(1)
+    }
+}
+
+/// A reading of text (a date): pushed once no Rust value is live.
+struct ReadText;
+impl CText for ReadText {
+    fn call(s: &mut Stack<'_>) -> Result<ShortText, String> {
+        match reading_of(s) {
+            Some(Reading::Text(read)) => Ok(ShortText::new(read().as_bytes())),
+            _ => Err("internal error: not a reading".into()),
+        }
+    }
+}
+
+/// A plain C function closing over the reading's index.
+fn reading(lua: &Lua, f: &'static CapFn, read: Reading) -> mlua::Result<mlua::Function> {
+    let index = cap::functions()
+        .iter()
+        .position(|g| std::ptr::eq(g, f))
+        .unwrap_or(usize::MAX) as i64;
+    crate::raw::exec(lua, (), |s| {
+        s.push_int(index);
+        match read {
+            Reading::Int(_) => s.push_closure::<ReadInt>(1),
+            Reading::Text(_) => s.push_text_closure::<ReadText>(1),
+        }
+    })
+}
+
 fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Function> {
+    if let Some(read) = f.reading() {
+        return reading(lua, f, read);
+    }
     let kv = kv.clone();
     if f.can_wait(&kv) {
         slow_function(lua, move |lua, args| {
@@ -134,7 +200,14 @@ fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Functio
         })
     } else {
         raising(lua, move |lua, args| {
-            let args = args_of(&args)?;
+            if f.skips() {
+                return Ok(MultiValue::new());
+            }
+            let args = if f.text_args() {
+                texts_of(&args)?
+            } else {
+                args_of(&args)?
+            };
             match with_scope(lua, &kv, |s| f.call(s, &args)) {
                 Ok(v) => results(lua, v),
                 Err(e) => Err(mlua::Error::runtime(coded(lua, e))),

@@ -69,8 +69,6 @@ pub struct ReqState {
 /// Install the globals and run the prelude; returns its dispatcher, its
 /// current-request slot, the metatable of req tables and `res`.
 fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Table, Table)> {
-    globals::install_time(lua)?;
-    globals::install_log(lua)?;
     crate::caps::install(lua)?;
     crate::error::install_codes(lua)?;
     app_api::install(lua)?;

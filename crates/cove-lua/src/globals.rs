@@ -1,8 +1,6 @@
-//! `time`, `log` and the raw half of `json` (the prelude wraps it). Each is a thin adapter over its capability in cove-caps.
+//! The raw half of `json` (the prelude wraps it).
 
-use mlua::{Lua, Table, Value, Variadic};
-
-use cove_caps::log::Level;
+use mlua::{Lua, Table, Value};
 
 use crate::json;
 use crate::vm::unlimited;
@@ -12,39 +10,6 @@ pub(crate) type Outcome = (bool, Value);
 
 pub(crate) fn fail(lua: &Lua, msg: impl AsRef<str>) -> mlua::Result<Outcome> {
     Ok((false, Value::String(lua.create_string(msg.as_ref())?)))
-}
-
-pub(crate) fn install_time(lua: &Lua) -> mlua::Result<()> {
-    let t = lua.create_table()?;
-    crate::res::add_time(lua, &t)?;
-    lua.globals().raw_set("time", t)
-}
-
-pub(crate) fn install_log(lua: &Lua) -> mlua::Result<()> {
-    let t = lua.create_table()?;
-    for (name, level) in [
-        ("debug", Level::Debug),
-        ("info", Level::Info),
-        ("warn", Level::Warn),
-        ("error", Level::Error),
-    ] {
-        let f = lua.create_function(move |_, args: Variadic<Value>| {
-            if !cove_core::log::enabled(level) {
-                return Ok(());
-            }
-            let lines = args
-                .iter()
-                .map(|v| match v {
-                    Value::String(s) => Ok(s.to_string_lossy()),
-                    other => other.to_string(),
-                })
-                .collect::<mlua::Result<Vec<_>>>()?;
-            cove_caps::log::app(level, lines.iter().map(String::as_str));
-            Ok(())
-        })?;
-        t.raw_set(name, f)?;
-    }
-    lua.globals().raw_set("log", t)
 }
 
 /// Raw functions handed to the prelude as its `raw` table.

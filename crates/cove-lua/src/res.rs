@@ -1,4 +1,4 @@
-//! `res:*` and `time.*` as plain Lua C functions.
+//! `res:*` as plain Lua C functions.
 //!
 //! mlua's callback machinery (argument conversion through registry
 //! references, panic and error wrapping) costs ~1k instructions per call; the
@@ -16,11 +16,11 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table};
 
-use cove_caps::{time, Csp};
+use cove_caps::Csp;
 use cove_core::Response;
 
 use crate::raw::json::encode_slot;
-use crate::raw::{function, text_function, CFn, CText, ShortText, Stack, View};
+use crate::raw::{function, CFn, Stack, View};
 
 struct Current {
     res: Response,
@@ -185,31 +185,6 @@ impl CFn for ResRedirect {
     }
 }
 
-/// `time.now` (0), `time.now_ms` (1) and `time.clock` (2).
-struct TimeFn<const WHICH: u8>;
-impl<const WHICH: u8> CFn for TimeFn<WHICH> {
-    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
-        s.push_int(match WHICH {
-            0 => time::now(),
-            1 => time::now_ms(),
-            _ => time::clock(),
-        });
-        Ok(1)
-    }
-}
-
-/// `time.date` (0) and `time.datetime` (1).
-struct TimeText<const WHICH: u8>;
-impl<const WHICH: u8> CText for TimeText<WHICH> {
-    fn call(_: &mut Stack<'_>) -> Result<ShortText, String> {
-        let text = match WHICH {
-            0 => time::date(),
-            _ => time::datetime(),
-        };
-        Ok(ShortText::new(text.as_bytes()))
-    }
-}
-
 /// The `res` methods.
 pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
@@ -220,14 +195,4 @@ pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
     t.raw_set("html", function::<ResHtml>(lua)?)?;
     t.raw_set("redirect", function::<ResRedirect>(lua)?)?;
     Ok(t)
-}
-
-/// Add `now`, `now_ms`, `clock`, `date` and `datetime` to the `time` table.
-pub(crate) fn add_time(lua: &Lua, t: &Table) -> mlua::Result<()> {
-    t.raw_set("now", function::<TimeFn<0>>(lua)?)?;
-    t.raw_set("now_ms", function::<TimeFn<1>>(lua)?)?;
-    t.raw_set("clock", function::<TimeFn<2>>(lua)?)?;
-    t.raw_set("date", text_function::<TimeText<0>>(lua)?)?;
-    t.raw_set("datetime", text_function::<TimeText<1>>(lua)?)?;
-    Ok(())
 }

@@ -1,30 +1,12 @@
 //! `hull:time`, `hull:env`, `hull:log` (Lua globals), `hull:template`
 //! (Lua `require("hull.template")`, no global) and `hull:smtp` (Lua global).
-//! Bindings: env and smtp through the capability table (crate::cap, each
-//! runtime's caps.rs); crates/cove-lua/src/res.rs (time), globals.rs
-//! (log), template.rs; crates/cove-js/src/globals.rs, prelude.js,
-//! template.rs.
+//! Bindings: time, env, log and smtp through the capability table
+//! (crate::cap, each runtime's caps.rs; the functions: crate::time
+//! `FUNCTIONS`, cap/log.rs, cap/env.rs, cap/smtp.rs); template by each
+//! runtime (crates/cove-lua/src/template.rs, crates/cove-js/src/template.rs).
 
 use super::types::{f, f_opt, TypeDef};
 use super::{opt, p, Module, Sig, Ty};
-
-const TIME_FUNCTIONS: &[Sig] = &[
-    Sig::both("now", &[], Ty::Int, "Unix time in seconds"),
-    Sig::named("now_ms", "nowMs", &[], Ty::Int, "Unix time in milliseconds"),
-    Sig::both(
-        "clock",
-        &[],
-        Ty::Int,
-        "milliseconds on a monotonic clock started with the process (for durations, not dates)",
-    ),
-    Sig::both("date", &[], Ty::Str, "today's date in UTC: \"2026-11-27\""),
-    Sig::both(
-        "datetime",
-        &[],
-        Ty::Str,
-        "now in UTC: \"2026-11-27T08:55:53Z\"",
-    ),
-];
 
 /// `hull:time`, the Lua global `time`.
 pub(super) fn time() -> Module {
@@ -36,7 +18,16 @@ pub(super) fn time() -> Module {
         private: false,
         default_export: false,
         doc: "The current time, in UTC",
-        functions: TIME_FUNCTIONS.to_vec(),
+        functions: crate::time::FUNCTIONS
+            .iter()
+            .map(|f| {
+                let ret = match f.read {
+                    crate::time::Reading::Int(_) => Ty::Int,
+                    crate::time::Reading::Text(_) => Ty::Str,
+                };
+                Sig::named(f.lua, f.js, &[], ret, f.doc)
+            })
+            .collect(),
         types: &[],
     }
 }
@@ -66,33 +57,6 @@ pub(super) fn env() -> Module {
 /// Any number of values: `...` (LuaLS `---@param ... any`, TS `...args`).
 const VALUES: &[super::Param] = &[opt("...", Ty::Any)];
 
-const LOG_FUNCTIONS: &[Sig] = &[
-    Sig::both(
-        "debug",
-        VALUES,
-        Ty::Nil,
-        "log each value as its own debug line (shown with -l debug)",
-    ),
-    Sig::both(
-        "info",
-        VALUES,
-        Ty::Nil,
-        "log each value as its own info line",
-    ),
-    Sig::both(
-        "warn",
-        VALUES,
-        Ty::Nil,
-        "log each value as its own warning line",
-    ),
-    Sig::both(
-        "error",
-        VALUES,
-        Ty::Nil,
-        "log each value as its own error line",
-    ),
-];
-
 /// `hull:log`, the Lua global `log`.
 pub(super) fn log() -> Module {
     Module {
@@ -103,7 +67,10 @@ pub(super) fn log() -> Module {
         private: false,
         default_export: false,
         doc: "Log lines to stderr, tagged [app] (JS: console.log/info/debug/warn/error write the same)",
-        functions: LOG_FUNCTIONS.to_vec(),
+        functions: crate::log::FUNCTIONS
+            .iter()
+            .map(|&(name, _, doc)| Sig::both(name, VALUES, Ty::Nil, doc))
+            .collect(),
         types: &[],
     }
 }

@@ -5,19 +5,25 @@
 //! one converter each way (cove-lua/src/caps.rs, cove-js/src/caps.rs); the
 //! checks of arguments, the messages and the results are made here, once,
 //! by each capability's adapter (crypto.rs, kv.rs, http.rs, smtp.rs,
-//! env.rs). Adding a function to a capability's own table adds it to both
-//! runtimes and to the API catalog (api/tables.rs) with no binding code.
+//! env.rs, log.rs, time). Adding a function to a capability's own table
+//! adds it to both runtimes and to the API catalog (api/tables.rs) with no
+//! binding code. Two shapes have a fast path in every binding's loop, still
+//! with no per-function code: a function of no arguments that reads a value
+//! ([`CapFn::reading`]: the clock, called on many requests), and one whose
+//! arguments are text as the runtime writes it ([`CapFn::text_args`]: log).
 //!
-//! `json`, `db`, `template`, `req`/`res`, `time` and `log` are bound by each
-//! runtime itself: they read or build the runtime's own values in place
-//! (rows, JSON, templates, the response) or sit on every request's path
-//! (`time.now`), where a copy into [`CapValue`] would cost what the
-//! benchmarks measure.
+//! `json`, `db`, `template` and `req`/`res` are the app model itself, bound
+//! by each runtime: they read or build the runtime's own values in place
+//! (rows, JSON, pages, the response), where a copy into [`CapValue`] would
+//! cost what the benchmarks measure. The catalog declares them too, and
+//! crates/cove/tests/api_catalog.rs checks that each runtime exposes
+//! exactly those.
 
 mod crypto;
 mod env;
 mod http;
 mod kv;
+mod log;
 mod smtp;
 #[cfg(test)]
 mod tests;
@@ -29,6 +35,8 @@ use std::sync::OnceLock;
 use cove_core::{CapError, Job};
 
 use crate::kv::Kv;
+use crate::log::Level;
+pub use crate::time::Reading;
 
 pub use value::{CapValue, Runtime};
 
@@ -75,6 +83,8 @@ enum Kind {
     Http(&'static crate::http::HttpFn),
     SmtpSend,
     EnvGet,
+    Time(&'static crate::time::TimeFn),
+    Log(Level),
 }
 
 /// One script-facing capability function.
@@ -111,7 +121,32 @@ impl CapFn {
             Kind::Crypto(f) => f.slow,
             Kind::Kv(_) => !kv.is_local(),
             Kind::Http(_) | Kind::SmtpSend => true,
-            Kind::EnvGet => false,
+            Kind::EnvGet | Kind::Time(_) | Kind::Log(_) => false,
+        }
+    }
+
+    /// A function of no arguments that needs no scope: bindings call it
+    /// through a fast path of their own (it runs on many requests).
+    pub fn reading(&self) -> Option<Reading> {
+        match self.kind {
+            Kind::Time(f) => Some(f.read),
+            _ => None,
+        }
+    }
+
+    /// Its arguments are text, each as the runtime writes a value (Lua
+    /// `tostring`, JS `String`, objects as JSON): the binding converts
+    /// them so and passes them as [`CapValue::Str`].
+    pub fn text_args(&self) -> bool {
+        matches!(self.kind, Kind::Log(_))
+    }
+
+    /// A call now would do nothing (a log line below the level): the
+    /// binding returns nothing without converting the arguments.
+    pub fn skips(&self) -> bool {
+        match self.kind {
+            Kind::Log(level) => !cove_core::log::enabled(level),
+            _ => false,
         }
     }
 
@@ -124,6 +159,11 @@ impl CapFn {
             Kind::Http(f) => http::start(f, scope, args),
             Kind::SmtpSend => smtp::start(scope, args),
             Kind::EnvGet => env::get(scope, args),
+            Kind::Time(f) => Ok(Started::Done(match f.read {
+                Reading::Int(read) => CapValue::Int(read()),
+                Reading::Text(read) => CapValue::Str(read().into_bytes()),
+            })),
+            Kind::Log(level) => log::write(level, args),
         }
     }
 
@@ -179,6 +219,20 @@ pub fn functions() -> &'static [CapFn] {
             js_async: false,
             kind: Kind::EnvGet,
         });
+        all.extend(crate::time::FUNCTIONS.iter().map(|f| CapFn {
+            module: "hull:time",
+            lua: Some(f.lua),
+            js: Some(f.js),
+            js_async: false,
+            kind: Kind::Time(f),
+        }));
+        all.extend(crate::log::FUNCTIONS.iter().map(|&(name, level, _)| CapFn {
+            module: "hull:log",
+            lua: Some(name),
+            js: Some(name),
+            js_async: false,
+            kind: Kind::Log(level),
+        }));
         all
     })
 }

@@ -81,9 +81,17 @@ pub(crate) struct Method {
 }
 
 /// A table of fast methods, declared with [`fast_table!`]; the magic
-/// number of each C function is its index here.
+/// number of each C function is its index here, unless the table says
+/// otherwise ([`Table::method`]).
 pub(crate) trait Table: 'static {
     const METHODS: &'static [Method];
+
+    /// The method a C function of this table with `magic` runs. A table
+    /// may keep the magic for its method's own use (`Args::magic`): one
+    /// method bound under several names, each with its own number.
+    fn method(magic: usize) -> Option<&'static Method> {
+        Self::METHODS.get(magic)
+    }
 }
 
 /// The C entry of every table: find the method by `magic`, run it, map
@@ -98,7 +106,7 @@ unsafe extern "C" fn entry<T: Table>(
     argv: *mut qjs::JSValue,
     magic: c_int,
 ) -> qjs::JSValue {
-    let Some(method) = T::METHODS.get(magic as usize) else {
+    let Some(method) = T::method(magic as usize) else {
         return qjs::JS_UNDEFINED;
     };
     let Some(ptr) = NonNull::new(ctx) else {
@@ -161,40 +169,57 @@ type Entry = unsafe extern "C" fn(
 
 /// Put every method of table `T` on `obj` as a C function.
 pub(crate) fn install<'js, T: Table>(obj: &Object<'js>) -> rquickjs::Result<()> {
-    let table = T::METHODS;
-    let entry: Entry = entry::<T>;
-    let ctx = obj.ctx();
-    let raw = ctx.as_raw().as_ptr();
-    for (magic, m) in table.iter().enumerate() {
-        let name =
-            CString::new(m.name).map_err(|_| rquickjs::Error::new_from_js("name", "C string"))?;
-        // SAFETY: QuickJS calls a `generic_magic` function with the magic
-        // signature (quickjs.h `JSCFunctionType`); the name is copied.
-        let f = unsafe {
-            let generic: qjs::JSCFunction = Some(std::mem::transmute::<
-                Entry,
-                unsafe extern "C" fn(
-                    *mut qjs::JSContext,
-                    qjs::JSValue,
-                    c_int,
-                    *mut qjs::JSValue,
-                ) -> qjs::JSValue,
-            >(entry));
-            let v = qjs::JS_NewCFunction2(
-                raw,
-                generic,
-                name.as_ptr(),
-                m.arity,
-                qjs::JSCFunctionEnum_JS_CFUNC_generic_magic,
-                magic as c_int,
-            );
-            if qjs::JS_VALUE_GET_TAG(v) == qjs::JS_TAG_EXCEPTION {
-                return Err(rquickjs::Error::Exception);
-            }
-            Value::from_raw(ctx.clone(), v)
-        };
+    for (magic, m) in T::METHODS.iter().enumerate() {
         let short = m.name.rsplit('.').next().unwrap_or(m.name);
-        obj.set(short, f)?;
+        obj.set(short, new_function::<T>(obj.ctx(), m.name, m.arity, magic)?)?;
     }
     Ok(())
+}
+
+/// The method `magic` of table `T` picks ([`Table::method`]) as a C
+/// function named `name` with that magic number.
+pub(crate) fn function_with_magic<'js, T: Table>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    magic: usize,
+) -> rquickjs::Result<Value<'js>> {
+    let m = T::method(magic).ok_or_else(|| rquickjs::Error::new_from_js("magic", "a method"))?;
+    new_function::<T>(ctx, name, m.arity, magic)
+}
+
+fn new_function<'js, T: Table>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    arity: c_int,
+    magic: usize,
+) -> rquickjs::Result<Value<'js>> {
+    let entry: Entry = entry::<T>;
+    let raw = ctx.as_raw().as_ptr();
+    let name = CString::new(name).map_err(|_| rquickjs::Error::new_from_js("name", "C string"))?;
+    let magic = c_int::try_from(magic).map_err(|_| rquickjs::Error::new_from_js("magic", "int"))?;
+    // SAFETY: QuickJS calls a `generic_magic` function with the magic
+    // signature (quickjs.h `JSCFunctionType`); the name is copied.
+    unsafe {
+        let generic: qjs::JSCFunction = Some(std::mem::transmute::<
+            Entry,
+            unsafe extern "C" fn(
+                *mut qjs::JSContext,
+                qjs::JSValue,
+                c_int,
+                *mut qjs::JSValue,
+            ) -> qjs::JSValue,
+        >(entry));
+        let v = qjs::JS_NewCFunction2(
+            raw,
+            generic,
+            name.as_ptr(),
+            arity,
+            qjs::JSCFunctionEnum_JS_CFUNC_generic_magic,
+            magic,
+        );
+        if qjs::JS_VALUE_GET_TAG(v) == qjs::JS_TAG_EXCEPTION {
+            return Err(rquickjs::Error::Exception);
+        }
+        Ok(Value::from_raw(ctx.clone(), v))
+    }
 }

@@ -113,12 +113,6 @@ unsafe extern "C-unwind" fn text_trampoline<F: CText>(state: *mut ffi::lua_State
 }
 
 /// `F` as a Lua function.
-pub(crate) fn text_function<F: CText>(lua: &Lua) -> mlua::Result<mlua::Function> {
-    // SAFETY: as for `function`.
-    unsafe { lua.create_c_function(text_trampoline::<F>) }
-}
-
-/// `F` as a Lua function.
 pub(crate) fn function<F: CFn>(lua: &Lua) -> mlua::Result<mlua::Function> {
     // SAFETY: the trampoline follows the C function protocol: it raises
     // only once no Rust value is live.
@@ -137,6 +131,17 @@ impl Lifted<'_, '_> {
         // SAFETY: the upvalues are on top, above the arguments; lifted, so
         // making the closure cannot raise.
         unsafe { ffi::lua_pushcclosure(self.state, trampoline::<F>, n) };
+    }
+
+    /// [`Lifted::push_closure`] for a [`CText`].
+    pub(crate) fn push_text_closure<F: CText>(&mut self, n: c_int) {
+        if !(0..=255).contains(&n) {
+            misuse("upvalues");
+        }
+        self.pops(n);
+        self.one_more();
+        // SAFETY: as in `push_closure`.
+        unsafe { ffi::lua_pushcclosure(self.state, text_trampoline::<F>, n) };
     }
 }
 

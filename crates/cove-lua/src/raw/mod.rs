@@ -64,8 +64,6 @@ pub(crate) mod template;
 mod view;
 mod watchdog;
 
-pub(crate) use cfn::{
-    exec, function, text_function, upvalue, CFn, CFnWith, CText, FlagAndBytes, ShortText,
-};
+pub(crate) use cfn::{exec, function, upvalue, CFn, CFnWith, CText, FlagAndBytes, ShortText};
 pub(crate) use stack::{Lifted, Stack};
 pub(crate) use view::View;

@@ -218,7 +218,6 @@ impl<'l> Stack<'l> {
     /// The value at `idx`; a string's bytes are borrowed from the handle,
     /// so the slot cannot be popped or replaced while they are held.
     #[inline(always)]
-    #[cfg_attr(not(test), allow(dead_code))] // the callers now read arguments
     pub(crate) fn view(&self, idx: c_int) -> View<'_> {
         // SAFETY: an acceptable index; the bytes live while the value
         // stays in its slot, which the borrow of `self` guarantees.
