@@ -21,7 +21,7 @@ use cove_core::JobOutput;
 use crate::app_api::AppState;
 use crate::bind::raising;
 use crate::error::coded;
-use crate::raw::{upvalue, CFn, CText, ShortText, Stack, View};
+use crate::raw::{upvalue, CFn, CText, ShortText, Stack};
 use crate::suspend::{slow_function, Start};
 
 /// How deep a table argument is read (deeper: its type name only).
@@ -140,10 +140,8 @@ fn with_scope<R>(lua: &Lua, kv: &Kv, f: impl FnOnce(&Scope) -> R) -> R {
 
 /// The reading whose index in `cap::functions()` is upvalue 1.
 fn reading_of(s: &Stack<'_>) -> Option<Reading> {
-    match s.view(upvalue(1)) {
-        View::Int(i) => cap::functions().get(i as usize)?.reading(),
-        _ => None,
-    }
+    let i = s.int_at(upvalue(1))?;
+    cap::functions().get(usize::try_from(i).ok()?)?.reading()
 }
 
 /// A reading of a number.

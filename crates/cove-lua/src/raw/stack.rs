@@ -218,6 +218,7 @@ impl<'l> Stack<'l> {
     /// The value at `idx`; a string's bytes are borrowed from the handle,
     /// so the slot cannot be popped or replaced while they are held.
     #[inline(always)]
+    #[cfg_attr(not(test), allow(dead_code))] // the callers now read arguments
     pub(crate) fn view(&self, idx: c_int) -> View<'_> {
         // SAFETY: an acceptable index; the bytes live while the value
         // stays in its slot, which the borrow of `self` guarantees.
@@ -273,6 +274,17 @@ impl<'l> Stack<'l> {
     pub(crate) fn to_pointer(&self, idx: c_int) -> *const c_void {
         // SAFETY: an acceptable index.
         unsafe { ffi::lua_topointer(self.state, self.check(idx)) }
+    }
+
+    /// The integer at `idx` (an upvalue, say), if it is one: a single
+    /// call, where [`Stack::view`] reads the type first.
+    #[inline(always)]
+    pub(crate) fn int_at(&self, idx: c_int) -> Option<i64> {
+        let idx = self.check(idx);
+        let mut is_num: c_int = 0;
+        // SAFETY: an acceptable index; the conversion raises nothing.
+        let n = unsafe { ffi::lua_tointegerx(self.state, idx, &mut is_num) };
+        (is_num != 0).then_some(n)
     }
 
     /// Primitive equality (`rawequal`).
