@@ -37,6 +37,10 @@ declare namespace Hull {
     html(body: string): void;
     /** redirect to the URL: the status (default 302), Location and an empty body */
     redirect(url: string, status?: number): void;
+    /** make the response a Server-Sent Events stream that carries every message published to topic (as an event named after it); call again for more topics; returns res */
+    subscribe(topic: string): Hull.Response;
+    /** make the response a Server-Sent Events stream and send this event first (data: a string, or anything else as JSON); returns res */
+    event(data: any, name?: string, id?: string): Hull.Response;
   }
   /** A route handler: function(req, res) / (req, res) => …; its result is ignored (a JS promise is awaited first) */
   type Handler = (req: Hull.Request, res: Hull.Response) => unknown;
@@ -262,6 +266,8 @@ declare module "hull:app" {
     config(value: any): void;
     /** accepted for Hull apps; does nothing (files under static/ are served at /static/* anyway) */
     static(prefix: string, dir: string): void;
+    /** send data (a string, bytes, or anything else as JSON) to every subscriber of topic on every worker and, with --kv redis://, every process; sent once this request's writes commit, not at all if its handler fails */
+    publish(topic: string, data: any): void;
   };
 }
 

@@ -46,6 +46,18 @@ function HullResponse:html(body) end
 ---@param status? integer
 function HullResponse:redirect(url, status) end
 
+---make the response a Server-Sent Events stream that carries every message published to topic (as an event named after it); call again for more topics; returns res
+---@param topic string
+---@return hull.Response
+function HullResponse:subscribe(topic) end
+
+---make the response a Server-Sent Events stream and send this event first (data: a string, or anything else as JSON); returns res
+---@param data any
+---@param name? string
+---@param id? string
+---@return hull.Response
+function HullResponse:event(data, name, id) end
+
 ---A route handler: function(req, res) / (req, res) => …; its result is ignored (a JS promise is awaited first)
 ---@alias hull.Handler fun(req: hull.Request, res: hull.Response): any
 
@@ -245,6 +257,11 @@ function app.get_manifest() end
 ---accepted for Hull apps; does nothing observable
 ---@param value any
 function app.config(value) end
+
+---send data (a string, bytes, or anything else as JSON) to every subscriber of topic on every worker and, with --kv redis://, every process; sent once this request's writes commit, not at all if its handler fails
+---@param topic string
+---@param data any
+function app.publish(topic, data) end
 
 ---The app's SQL database (SQLite or PostgreSQL); db.dialect is the string "sqlite" or "postgres"
 ---@class hull.db

@@ -106,8 +106,15 @@ pub fn dispatch<E: Engine>(routes: &RouteTable, engine: &E, call: TestCall) -> T
     reply_of(ex.res, errors)
 }
 
-fn reply_of(res: cove_core::Response, errors: Vec<String>) -> TestReply {
+/// The reply a test sees. An event stream's is what the stream starts
+/// with: its first events as the body (published messages have no
+/// subscriber in a test, and what the handler published is not sent).
+fn reply_of(mut res: cove_core::Response, errors: Vec<String>) -> TestReply {
     let mut headers = Vec::with_capacity(res.headers.len() + 1);
+    if let Some(stream) = res.events.take().filter(|_| res.status < 300) {
+        res.content_type = Some("text/event-stream".into());
+        res.body = stream.first.concat().into();
+    }
     if let Some(ct) = res.content_type.as_deref().or(res.body_type) {
         headers.push(("content-type".to_string(), ct.to_string()));
     }
@@ -379,6 +386,20 @@ fn push_indented(out: &mut String, error: &str, trail: &[String]) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_stream_replies_with_its_first_events() {
+        let mut res = cove_core::Response::default();
+        res.subscribe("chat").unwrap();
+        res.send_event(cove_core::event(Some("hi"), None, b"1").unwrap());
+        res.send_event(cove_core::event(None, None, b"2").unwrap());
+        let reply = reply_of(res, Vec::new());
+        assert_eq!(&reply.body[..], b"event: hi\ndata: 1\n\ndata: 2\n\n");
+        assert_eq!(
+            reply.headers,
+            [("content-type".to_string(), "text/event-stream".to_string())]
+        );
+    }
 
     #[test]
     fn numbers_compare_by_value() {

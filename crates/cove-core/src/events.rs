@@ -30,6 +30,38 @@ pub type Feed = tokio::sync::broadcast::Receiver<Arc<Published>>;
 
 /// Topics one stream may subscribe to.
 pub const MAX_TOPICS: usize = 64;
+/// Longest topic name, in bytes.
+pub const MAX_TOPIC: usize = 256;
+/// Largest published message, in bytes.
+pub const MAX_MESSAGE: usize = 1024 * 1024;
+/// Messages one request may publish.
+pub const MAX_OUTBOX: usize = 1024;
+
+/// Sends a message to every subscriber of its topic (the process's
+/// pub/sub hub, cove-caps `pubsub`); the server calls it for each message
+/// a request published, once the request's writes are committed.
+pub type Publisher = Arc<dyn Fn(Published) + Send + Sync>;
+
+/// Why a topic name is refused, if it is.
+pub fn check_topic(topic: &str) -> Result<(), String> {
+    if topic.is_empty() || topic.len() > MAX_TOPIC {
+        return Err(format!(
+            "a topic is a non-empty string of at most {MAX_TOPIC} bytes"
+        ));
+    }
+    Ok(())
+}
+
+/// Why a message is refused, if it is.
+pub fn check_message(data: &[u8]) -> Result<(), String> {
+    if data.len() > MAX_MESSAGE {
+        return Err(format!(
+            "a message is limited to {MAX_MESSAGE} bytes (this one has {})",
+            data.len()
+        ));
+    }
+    Ok(())
+}
 
 /// What makes a response an event stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,10 +78,10 @@ pub struct EventStream {
 /// A name or id with a line break is refused (it would end the field).
 pub fn event(name: Option<&str>, id: Option<&str>, data: &[u8]) -> Result<Bytes, String> {
     let mut out = Vec::with_capacity(data.len() + 16);
-    for (field, value) in [("event", name), ("id", id)] {
+    for (field, label, value) in [("event", "name", name), ("id", "id", id)] {
         let Some(value) = value else { continue };
         if value.contains(['\r', '\n']) {
-            return Err(format!("an event's {field} cannot contain a line break"));
+            return Err(format!("an event's {label} cannot contain a line break"));
         }
         out.extend_from_slice(field.as_bytes());
         out.extend_from_slice(b": ");
@@ -75,9 +107,7 @@ impl Response {
     /// Make this response an event stream subscribed to `topic` (as well as
     /// any topic named before).
     pub fn subscribe(&mut self, topic: &str) -> Result<(), String> {
-        if topic.is_empty() || topic.len() > 256 {
-            return Err("a topic is a non-empty string of at most 256 bytes".into());
-        }
+        check_topic(topic)?;
         let stream = self.events.get_or_insert_with(Default::default);
         if !stream.topics.iter().any(|t| t == topic) {
             if stream.topics.len() >= MAX_TOPICS {
@@ -97,6 +127,25 @@ impl Response {
             .first
             .push(event);
     }
+
+    /// Publish `data` to `topic` when this response is sent: after the
+    /// request's writes commit, so a subscriber that reads the database on
+    /// receiving it sees them; never, when the handler fails or its writes
+    /// do not commit (the response is replaced, and its messages with it).
+    pub fn publish(&mut self, topic: &str, data: Bytes, binary: bool) -> Result<(), String> {
+        check_topic(topic)?;
+        check_message(&data)?;
+        let outbox = self.outbox.get_or_insert_with(Default::default);
+        if outbox.len() >= MAX_OUTBOX {
+            return Err(format!("a request publishes at most {MAX_OUTBOX} messages"));
+        }
+        outbox.push(Published {
+            topic: topic.into(),
+            data,
+            binary,
+        });
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -114,6 +163,28 @@ mod tests {
         assert!(event(Some("a\nb"), None, b"x")
             .unwrap_err()
             .contains("line break"));
+    }
+
+    #[test]
+    fn published_messages_wait_in_the_response() {
+        let mut res = Response::default();
+        res.publish("room:1", Bytes::from_static(b"hi"), false)
+            .unwrap();
+        assert!(res.publish("", Bytes::new(), false).is_err());
+        let big = Bytes::from(vec![0u8; MAX_MESSAGE + 1]);
+        assert!(res
+            .publish("t", big, false)
+            .unwrap_err()
+            .contains("limited"));
+        let outbox = res.outbox.as_deref().unwrap();
+        assert_eq!(outbox.len(), 1);
+        assert_eq!(&*outbox[0].topic, "room:1");
+        for i in 1..MAX_OUTBOX {
+            res.publish("t", Bytes::from(i.to_string()), false).unwrap();
+        }
+        assert!(res.publish("t", Bytes::new(), false).is_err());
+        // A response made anew (a failed handler's 500) carries none.
+        assert!(Response::default().outbox.is_none());
     }
 
     #[test]

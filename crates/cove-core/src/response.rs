@@ -31,6 +31,9 @@ pub struct Response {
     /// Set when the handler made this response a Server-Sent Events stream
     /// (events.rs); boxed, as almost no response is one.
     pub events: Option<Box<crate::EventStream>>,
+    /// Messages published while the request ran, sent with the response
+    /// (events.rs `publish`); boxed, as most requests publish none.
+    pub outbox: Option<Box<Vec<crate::Published>>>,
 }
 
 impl Default for Response {
@@ -42,6 +45,7 @@ impl Default for Response {
             body_type: None,
             body: Bytes::new(),
             events: None,
+            outbox: None,
         }
     }
 }

@@ -59,5 +59,6 @@ pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Resu
     raw.set("reqGetters", crate::req::getters(ctx)?)?;
     crate::db::add(&raw, host)?;
     raw.set("resProto", crate::res::prototype(ctx)?)?;
+    raw.set("appMethods", crate::res::app_methods(ctx)?)?;
     Ok(raw)
 }

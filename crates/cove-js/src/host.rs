@@ -152,6 +152,11 @@ pub(crate) fn if_call<R>(f: impl FnOnce(&mut Call) -> R) -> Option<R> {
     CALL.with(|c| c.borrow_mut().as_mut().map(f))
 }
 
+/// Run `f` on the call in progress, if there is one.
+pub(crate) fn try_with_call<R>(f: impl FnOnce(&mut Call) -> R) -> Option<R> {
+    CALL.with(|c| c.borrow_mut().as_mut().map(f))
+}
+
 /// Run `f` on the call in progress, or fail with a message naming
 /// `object.api` (formatted only then: this is on every request's path).
 pub(crate) fn with_call<R>(

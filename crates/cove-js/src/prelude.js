@@ -9,7 +9,7 @@
   const defineProperty = Object.defineProperty;
 
   // ---- app (Hull §3.1) ----------------------------------------------------
-  const app = {};
+  const app = { publish: raw.appMethods.publish };
   let manifest;
   const route = (api, method) =>
     function (pattern, handler) {

@@ -138,6 +138,103 @@ fn redirect<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>
     })
 }
 
+/// What an event or a published message carries, and whether it is
+/// binary: a string as it is, bytes (`ArrayBuffer`, typed array) as they
+/// are, anything else as JSON.
+fn data_arg<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> rquickjs::Result<(Vec<u8>, bool)> {
+    if let Some(s) = v.as_string() {
+        return Ok((s.to_string()?.into_bytes(), false));
+    }
+    if let Some(b) = crate::raw::bytes::binary_of(&crate::raw::value::Val::lend(&v))? {
+        return Ok((b, true));
+    }
+    Ok((json_body(ctx, v)?, false))
+}
+
+/// An optional string argument.
+fn opt_text<'js>(
+    ctx: &Ctx<'js>,
+    args: &Args<'_>,
+    i: usize,
+    api: &str,
+    what: &str,
+) -> rquickjs::Result<Option<String>> {
+    if args.is_absent(i) {
+        return Ok(None);
+    }
+    text_arg(ctx, &args.get(ctx, i), api, what).map(Some)
+}
+
+/// A topic: a string.
+fn topic_arg<'js>(
+    ctx: &Ctx<'js>,
+    args: &Args<'_>,
+    i: usize,
+    api: &str,
+) -> rquickjs::Result<String> {
+    let v = args.get(ctx, i);
+    match v.as_string() {
+        Some(s) => s.to_string(),
+        None => Err(throw(
+            ctx,
+            &format!("{api}: the topic must be a string, got {}", type_name(&v)),
+        )),
+    }
+}
+
+fn subscribe<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let topic = topic_arg(ctx, args, 0, "res.subscribe")?;
+    on_call(ctx, "subscribe", |c| {
+        c.res
+            .subscribe(&topic)
+            .map_err(|e| format!("res.subscribe: {e}"))
+    })
+}
+
+fn event<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let (data, _) = data_arg(ctx, args.get(ctx, 0))?;
+    let name = opt_text(ctx, args, 1, "res.event", "the name")?;
+    let id = opt_text(ctx, args, 2, "res.event", "the id")?;
+    let event = cove_core::event(name.as_deref(), id.as_deref(), &data)
+        .map_err(|e| throw(ctx, &format!("res.event: {e}")))?;
+    on_call(ctx, "event", |c| {
+        c.res.send_event(event);
+        Ok(())
+    })
+}
+
+/// `app.publish(topic, data)`: queued on the response in progress, sent
+/// with it (cove-core events.rs).
+fn publish<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let topic = topic_arg(ctx, args, 0, "app.publish")?;
+    let (data, binary) = data_arg(ctx, args.get(ctx, 1))?;
+    crate::host::try_with_call(|c| {
+        c.res
+            .publish(&topic, data.into(), binary)
+            .map_err(|e| format!("app.publish: {e}"))
+    })
+    .unwrap_or_else(|| Err("app.publish: call it from a handler or middleware (its messages are sent when the request's writes commit)".into()))
+    .map_err(|e| throw(ctx, &e))?;
+    Ok(Value::new_undefined(ctx.clone()))
+}
+
+fast_table!(
+    AppMethods,
+    [Method {
+        name: "app.publish",
+        arity: 2,
+        chains: false,
+        run: publish
+    }]
+);
+
+/// `app.publish`, for the prelude's `app`.
+pub(crate) fn app_methods<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let obj = Object::new(ctx.clone())?;
+    install::<AppMethods>(&obj)?;
+    Ok(obj)
+}
+
 fast_table!(
     ResMethods,
     [
@@ -176,6 +273,18 @@ fast_table!(
             arity: 2,
             chains: false,
             run: redirect
+        },
+        Method {
+            name: "res.subscribe",
+            arity: 1,
+            chains: true,
+            run: subscribe
+        },
+        Method {
+            name: "res.event",
+            arity: 3,
+            chains: true,
+            run: event
         },
     ]
 );

@@ -109,6 +109,7 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
             Ok(())
         })?,
     )?;
+    app.raw_set("publish", crate::res::publish_function(lua)?)?;
     lua.globals().raw_set("app", app)
 }
 

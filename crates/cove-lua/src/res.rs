@@ -185,6 +185,99 @@ impl CFn for ResRedirect {
     }
 }
 
+/// What an event or a published message carries: a string as it is, a
+/// number as text, anything else as JSON.
+fn data_arg(s: &mut Stack<'_>, idx: c_int, api: &str) -> Result<Vec<u8>, String> {
+    match s.arg(idx) {
+        View::Str(bytes) => Ok(bytes.to_vec()),
+        View::Int(n) => Ok(n.to_string().into_bytes()),
+        View::Float(f) => Ok(cove_core::lua_float(f).into_bytes()),
+        _ => encode_slot(s, idx).map_err(|e| format!("{api}: {e}")),
+    }
+}
+
+/// An optional string argument.
+fn opt_text(s: &Stack<'_>, idx: c_int, api: &str, what: &str) -> Result<Option<String>, String> {
+    match s.arg(idx) {
+        View::Nil => Ok(None),
+        _ => utf8(text_arg(s, idx, api, what)?, api, what).map(Some),
+    }
+}
+
+struct ResSubscribe;
+impl CFn for ResSubscribe {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let topic = match s.arg(2) {
+            View::Str(_) => utf8(
+                text_arg(s, 2, "subscribe", "the topic")?,
+                "subscribe",
+                "the topic",
+            )?,
+            other => {
+                return Err(format!(
+                    "res:subscribe: the topic must be a string, got {}",
+                    other.type_name()
+                ))
+            }
+        };
+        with_current("subscribe", |c| {
+            c.res
+                .subscribe(&topic)
+                .map_err(|e| format!("res:subscribe: {e}"))
+        })?;
+        chained(s)
+    }
+}
+
+struct ResEvent;
+impl CFn for ResEvent {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let data = data_arg(s, 2, "res:event")?;
+        let name = opt_text(s, 3, "event", "the name")?;
+        let id = opt_text(s, 4, "event", "the id")?;
+        let event = cove_core::event(name.as_deref(), id.as_deref(), &data)
+            .map_err(|e| format!("res:event: {e}"))?;
+        with_current("event", |c| {
+            c.res.send_event(event);
+            Ok(())
+        })?;
+        chained(s)
+    }
+}
+
+/// `app.publish(topic, data)`: queued on the response in progress, sent
+/// with it (cove-core events.rs).
+struct AppPublish;
+impl CFn for AppPublish {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let topic = match s.arg(1) {
+            View::Str(t) => String::from_utf8_lossy(t).into_owned(),
+            other => {
+                return Err(format!(
+                    "app.publish: the topic must be a string, got {}",
+                    other.type_name()
+                ))
+            }
+        };
+        let data = data_arg(s, 2, "app.publish")?;
+        CURRENT.with(|c| match c.borrow_mut().as_mut() {
+            Some(cur) => cur
+                .res
+                .publish(&topic, data.into(), false)
+                .map_err(|e| format!("app.publish: {e}")),
+            None => Err(
+                "app.publish: call it from a handler or middleware (its messages are sent when the request's writes commit)".into(),
+            ),
+        })?;
+        Ok(0)
+    }
+}
+
+/// `app.publish`.
+pub(crate) fn publish_function(lua: &Lua) -> mlua::Result<mlua::Function> {
+    function::<AppPublish>(lua)
+}
+
 /// The `res` methods.
 pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
@@ -194,5 +287,7 @@ pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
     t.raw_set("text", function::<ResText>(lua)?)?;
     t.raw_set("html", function::<ResHtml>(lua)?)?;
     t.raw_set("redirect", function::<ResRedirect>(lua)?)?;
+    t.raw_set("subscribe", function::<ResSubscribe>(lua)?)?;
+    t.raw_set("event", function::<ResEvent>(lua)?)?;
     Ok(t)
 }

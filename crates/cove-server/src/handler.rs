@@ -12,8 +12,8 @@ use tokio::sync::Notify;
 
 use cove_core::audit::{self, RequestScope};
 use cove_core::{
-    log, run_main, run_pre, App, DbTurn, Engine, Exchange, Feed, Flow, JobWork, Step, Target,
-    TurnTx,
+    log, run_main, run_pre, App, DbTurn, Engine, Exchange, Feed, Flow, JobWork, Publisher, Step,
+    Target, TurnTx,
 };
 
 use crate::convert::{closing, request_head, to_http, HttpResponse};
@@ -48,6 +48,8 @@ pub struct ScriptHandler<A> {
     /// messages they follow once the worker starts.
     live: Rc<Live>,
     feed: RefCell<Option<Feed>>,
+    /// Sends what a request published, once its response is sent.
+    publisher: Option<Publisher>,
 }
 
 impl<A: App + 'static> ScriptHandler<A> {
@@ -63,13 +65,16 @@ impl<A: App + 'static> ScriptHandler<A> {
             dev_errors: config.dev_errors.clone().map(DevErrors::new),
             live: Rc::new(Live::new(config.http.idle_timeout)),
             feed: RefCell::new(None),
+            publisher: None,
         }
     }
 
     /// Carry the messages of `feed` (the process's pub/sub hub) to this
-    /// worker's event streams.
-    pub fn with_feed(self, feed: Feed) -> Self {
+    /// worker's event streams, and send what requests publish with
+    /// `publisher` (the same hub).
+    pub fn with_pubsub(mut self, feed: Feed, publisher: Publisher) -> Self {
         *self.feed.borrow_mut() = Some(feed);
+        self.publisher = Some(publisher);
         self
     }
 
@@ -367,9 +372,25 @@ impl<A: App + 'static> ScriptHandler<A> {
         if let Some(dev) = &self.dev_errors {
             dev.apply(&mut ex);
         }
+        if let Some(outbox) = ex.res.outbox.take() {
+            self.publish(*outbox, ex.errors.is_empty());
+        }
         match ex.res.events.take() {
             None => to_http(ex.res),
             Some(stream) => self.events(*stream, ex.res),
+        }
+    }
+
+    /// Send what the request published, unless one of its scripts failed
+    /// (a failure after the handler, in a post middleware, leaves the
+    /// handler's response in place).
+    #[cold]
+    fn publish(&self, outbox: Vec<cove_core::Published>, succeeded: bool) {
+        let Some(publisher) = self.publisher.as_ref().filter(|_| succeeded) else {
+            return;
+        };
+        for message in outbox {
+            publisher(message);
         }
     }
 

@@ -293,7 +293,7 @@ impl DbOpener {
             let conn = crate::target::open(&self.path, &self.lock)?;
             Ok(ScriptHandler::new(load(conn)?, &config)
                 .with_static_files(self.files.clone())
-                .with_feed(self.pubsub.feed()))
+                .with_pubsub(self.pubsub.feed(), self.pubsub.publisher()))
         }
     }
 }

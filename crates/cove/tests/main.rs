@@ -32,6 +32,7 @@ mod inspect;
 mod js;
 mod kernel_sandbox;
 mod limits;
+mod live;
 mod middleware;
 mod migrate;
 mod outbound;

@@ -101,6 +101,12 @@ const FUNCTIONS: &[Sig] = &[
         Ty::Nil,
         "accepted for Hull apps; does nothing (files under static/ are served at /static/* anyway)",
     ),
+    Sig::both(
+        "publish",
+        &[p("topic", Ty::Str), p("data", Ty::Any)],
+        Ty::Nil,
+        "send data (a string, bytes, or anything else as JSON) to every subscriber of topic on every worker and, with --kv redis://, every process; sent once this request's writes commit, not at all if its handler fails",
+    ),
 ];
 
 const REQUEST_FIELDS: &[Field] = &[
@@ -199,6 +205,20 @@ const RESPONSE_METHODS: &[Sig] = &[
         &[p("url", Ty::Str), opt("status", Ty::Int)],
         Ty::Nil,
         "redirect to the URL: the status (default 302), Location and an empty body",
+    )
+    .method(),
+    Sig::both(
+        "subscribe",
+        &[p("topic", Ty::Str)],
+        RESPONSE,
+        "make the response a Server-Sent Events stream that carries every message published to topic (as an event named after it); call again for more topics; returns res",
+    )
+    .method(),
+    Sig::both(
+        "event",
+        &[p("data", Ty::Any), opt("name", Ty::Str), opt("id", Ty::Str)],
+        RESPONSE,
+        "make the response a Server-Sent Events stream and send this event first (data: a string, or anything else as JSON); returns res",
     )
     .method(),
 ];

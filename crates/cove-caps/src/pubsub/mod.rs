@@ -32,10 +32,7 @@ pub use self::redis::CHANNEL;
 
 /// Messages a worker may fall behind by before it loses the oldest.
 pub const BACKLOG: usize = 4096;
-/// Longest topic name, in bytes.
-pub const MAX_TOPIC: usize = 256;
-/// Largest message, in bytes.
-pub const MAX_MESSAGE: usize = 1024 * 1024;
+pub use cove_core::{MAX_MESSAGE, MAX_TOPIC};
 
 /// One published message.
 pub use cove_core::Published as Message;
@@ -96,18 +93,30 @@ impl Hub {
     /// in every other process. Returns at once.
     pub fn publish(&self, topic: &str, data: Bytes, binary: bool) -> Result<(), CapError> {
         check(topic, &data)?;
-        let message = Arc::new(Message {
+        self.send(Message {
             topic: topic.into(),
             data,
             binary,
         });
+        Ok(())
+    }
+
+    /// A checked message, sent.
+    fn send(&self, message: Message) {
+        let message = Arc::new(message);
         self.0.published.fetch_add(1, Ordering::Relaxed);
         if let Some(bus) = &self.0.redis {
             bus.publish(&message);
         }
         // No receiver (no worker has subscribed yet) is not an error.
         let _ = self.0.local.send(message);
-        Ok(())
+    }
+
+    /// [`Hub::publish`] as the server calls it for the messages a request
+    /// published (checked when the script published them).
+    pub fn publisher(&self) -> cove_core::Publisher {
+        let hub = self.clone();
+        Arc::new(move |message| hub.send(message))
     }
 
     /// The messages published from now on, for one worker.
@@ -163,20 +172,6 @@ impl Receiver {
 }
 
 fn check(topic: &str, data: &[u8]) -> Result<(), CapError> {
-    if topic.is_empty() || topic.len() > MAX_TOPIC {
-        return Err(CapError::new(
-            "pubsub.topic",
-            format!("topic must be a non-empty string of at most {MAX_TOPIC} bytes"),
-        ));
-    }
-    if data.len() > MAX_MESSAGE {
-        return Err(CapError::new(
-            "pubsub.size",
-            format!(
-                "a message is limited to {MAX_MESSAGE} bytes (this one has {})",
-                data.len()
-            ),
-        ));
-    }
-    Ok(())
+    cove_core::check_topic(topic).map_err(|e| CapError::new("pubsub.topic", e))?;
+    cove_core::check_message(data).map_err(|e| CapError::new("pubsub.size", e))
 }
