@@ -3,6 +3,11 @@
 //! from WORKERS (default 1). No router: requests are matched on method and
 //! path in order, `/greet/:name` by prefix. JSON is serialized per request
 //! with serde_json.
+//!
+//! With TLS_CERT and TLS_KEY it serves HTTPS (rustls, ALPN h2 and http/1.1)
+//! through hyper-util's auto builder, HTTP/2 or HTTP/1.1 per connection; with
+//! H2C=1 the auto builder serves plain TCP, HTTP/2 to clients that start with
+//! its preface (h2c prior knowledge). Otherwise: HTTP/1.1 only, as before.
 
 use std::convert::Infallible;
 use std::sync::OnceLock;
@@ -15,9 +20,20 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use serde::Serialize;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+
+mod tls;
+
+/// How each accepted connection is served.
+#[derive(Clone)]
+enum Mode {
+    Http1,
+    H2c,
+    Tls(tokio_rustls::TlsAcceptor),
+}
 
 static START: OnceLock<Instant> = OnceLock::new();
 
@@ -189,6 +205,51 @@ fn version() {
     );
 }
 
+/// Serves one connection in `mode` until the client closes it.
+async fn serve(stream: TcpStream, mode: Mode) {
+    let service = service_fn(|req| async move {
+        Ok::<_, Infallible>(
+            handle(req)
+                .await
+                .unwrap_or_else(|_| reply(StatusCode::BAD_REQUEST, "text/plain", Bytes::new())),
+        )
+    });
+    match mode {
+        Mode::Http1 => {
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        }
+        Mode::H2c => {
+            let _ = auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        }
+        Mode::Tls(acceptor) => {
+            let Ok(tls) = acceptor.accept(stream).await else {
+                return;
+            };
+            let _ = auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(tls), service)
+                .await;
+        }
+    }
+}
+
+fn mode() -> Mode {
+    match (std::env::var("TLS_CERT"), std::env::var("TLS_KEY")) {
+        (Ok(cert), Ok(key)) if !cert.is_empty() => match tls::acceptor(&cert, &key) {
+            Ok(a) => Mode::Tls(a),
+            Err(e) => {
+                eprintln!("hyper: TLS: {e}");
+                std::process::exit(1);
+            }
+        },
+        _ if std::env::var("H2C").is_ok_and(|v| v == "1") => Mode::H2c,
+        _ => Mode::Http1,
+    }
+}
+
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("--version") {
         version();
@@ -197,6 +258,12 @@ fn main() {
     START.get_or_init(Instant::now);
     let workers: usize = env_number("WORKERS").filter(|&n| n > 0).unwrap_or(1);
     let port: u16 = env_number("PORT").unwrap_or(8011);
+    let mode = mode();
+    let name = match mode {
+        Mode::Http1 => "http/1.1",
+        Mode::H2c => "http/1.1 and h2c",
+        Mode::Tls(_) => "https: h2 and http/1.1 by ALPN",
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_io()
@@ -211,7 +278,7 @@ fn main() {
             }
         };
         println!(
-            "hyper listening on 127.0.0.1:{port} (pid {}, worker_threads={workers})",
+            "hyper listening on 127.0.0.1:{port} (pid {}, worker_threads={workers}, {name})",
             std::process::id()
         );
         loop {
@@ -220,16 +287,7 @@ fn main() {
                 Err(_) => continue,
             };
             let _ = stream.set_nodelay(true);
-            tokio::spawn(async move {
-                let service = service_fn(|req| async move {
-                    Ok::<_, Infallible>(handle(req).await.unwrap_or_else(|_| {
-                        reply(StatusCode::BAD_REQUEST, "text/plain", Bytes::new())
-                    }))
-                });
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
+            tokio::spawn(serve(stream, mode.clone()));
         }
     });
 }
