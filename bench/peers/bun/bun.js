@@ -158,6 +158,10 @@ Bun.serve({
   port: PORT,
   hostname: '127.0.0.1',
   reusePort: WORKERS > 1,
+  // TLS_CERT and TLS_KEY (the tls table): HTTPS. Bun.serve has no HTTP/2.
+  ...(process.env.TLS_CERT
+    ? { tls: { cert: Bun.file(process.env.TLS_CERT), key: Bun.file(process.env.TLS_KEY) } }
+    : {}),
   routes,
   fetch: () => new Response('Not Found', { status: 404, headers: TEXT }),
   error: (err) => new Response(`Internal Server Error: ${err.message}`, { status: 500, headers: TEXT }),

@@ -4,7 +4,8 @@
 // (databases.go: pgx, go-redis).
 //
 // Routing is the standard library's ServeMux with Go 1.22 method and
-// wildcard patterns. WORKERS (default 1) sets GOMAXPROCS.
+// wildcard patterns. WORKERS (default 1) sets GOMAXPROCS. With TLS_CERT and
+// TLS_KEY it serves HTTPS (HTTP/2 and HTTP/1.1 by ALPN).
 //
 // SQLite: one *sql.DB for writes capped at a single connection (SQLite has
 // one writer at a time; a single connection queues writers in Go instead of
@@ -417,5 +418,10 @@ func main() {
 
 	srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: mux}
 	log.Printf("go listening on %s (pid %d, GOMAXPROCS=%d, db %q)", srv.Addr, os.Getpid(), runtime.GOMAXPROCS(0), dbFile)
+	// TLS_CERT and TLS_KEY (the tls and h2 tables): HTTPS, with HTTP/2
+	// offered by ALPN as net/http does by default.
+	if cert, key := os.Getenv("TLS_CERT"), os.Getenv("TLS_KEY"); cert != "" {
+		log.Fatal(srv.ListenAndServeTLS(cert, key))
+	}
 	log.Fatal(srv.ListenAndServe())
 }

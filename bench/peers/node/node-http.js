@@ -2,6 +2,9 @@
 // Node.js built-in node:http: the `http` group, and the `sqlite` group with
 // better-sqlite3 when DB is set (bench/peers/README.md). node:http has no
 // router: routes are matched in order on the path, /greet/:name by prefix.
+// With TLS_CERT and TLS_KEY (the tls and h2 tables) the same handler serves
+// HTTPS through node:https, or with HTTP2=1 HTTP/2 through node:http2's
+// secure server and its compatibility API (h2 only, no HTTP/1.1 fallback).
 
 const http = require('node:http');
 const { port, run } = require('./workers.js');
@@ -88,6 +91,16 @@ function unixNow() {
   return Math.floor(Date.now() / 1000);
 }
 
+// node:http, or node:https / node:http2 with TLS_CERT and TLS_KEY.
+function createServer(handler) {
+  const cert = process.env.TLS_CERT;
+  if (!cert) return http.createServer(handler);
+  const fs = require('node:fs');
+  const tls = { cert: fs.readFileSync(cert), key: fs.readFileSync(process.env.TLS_KEY) };
+  if (process.env.HTTP2 === '1') return require('node:http2').createSecureServer(tls, handler);
+  return require('node:https').createServer(tls, handler);
+}
+
 // `YYYY-MM-DDTHH:MM:SSZ`, as Cove's time.datetime().
 function isoNow() {
   return new Date().toISOString().slice(0, 19) + 'Z';
@@ -98,7 +111,7 @@ async function start() {
   // The pg and redis groups, when PG_URL / REDIS_URL are set (databases.js).
   const { pg, redis } = await openDatabases();
 
-  const server = http.createServer((req, res) => {
+  const server = createServer((req, res) => {
     const url = req.url;
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
