@@ -1,6 +1,8 @@
 //! cove-bench: Cove and its peers on the same machine. See `bench/run --help`.
 
+mod cert;
 mod charts;
+mod h2load;
 mod instructions;
 mod machine;
 mod peers;
@@ -9,6 +11,7 @@ mod procstat;
 mod progress;
 mod report;
 mod report_json;
+mod report_proto;
 mod runner;
 mod servers;
 mod services;
@@ -17,6 +20,7 @@ mod stress;
 mod summary;
 mod svg;
 mod targets;
+mod wire;
 mod workloads;
 mod wrk;
 
@@ -92,7 +96,9 @@ Options:
   --only PATTERN     only measurements whose id `table:server:workload@conns`
                      contains PATTERN (repeatable; a PATTERN starting with a
                      table and `:` matches from the start). Tables: hello
-                     routing hull-http sqlite sweep multi templates pg redis.
+                     routing hull-http sqlite sweep multi templates pg redis
+                     tls h2 (HTTPS with wrk, HTTP/2 with h2load: a
+                     self-signed certificate is made for the run).
                      E.g. --only hello: --only :cove-lua: --only @200 --only
                      templates: (also filters --instructions, on
                      table:server:workload). With table patterns only, only

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::peers::{self, PeerSpec};
 use crate::servers::Launch;
+use crate::wire::Wire;
 use crate::workloads::{Group, Table, Workload, TABLES};
 use crate::Config;
 
@@ -41,6 +42,11 @@ pub struct ServerDef {
 impl ServerDef {
     pub fn is_cove(&self) -> bool {
         self.kind != Kind::Peer
+    }
+
+    /// Serves HTTPS (`tls` and `h2` groups): it gets the run's certificate.
+    pub fn wants_cert(&self) -> bool {
+        Wire::of_server(&self.groups).is_tls()
     }
 }
 
@@ -102,7 +108,8 @@ fn cores(cfg: &Config, workers: u32) -> String {
 /// Cove's servers: the baseline, then per runtime (Lua, JavaScript) the app
 /// on 1 and 2 workers and the app with group commit off (a reference for
 /// the write rows), then per runtime the template app, then per runtime the
-/// PostgreSQL + Redis app on 1 and 2 workers.
+/// PostgreSQL + Redis app on 1 and 2 workers, then per runtime the app over
+/// HTTPS and as h2c.
 pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
     let both = vec![Group::Http, Group::Sqlite];
     let mut out = vec![cove_def(
@@ -163,6 +170,36 @@ pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
             ];
             out.push(def);
         }
+    }
+    out.extend(protocol_servers(cfg));
+    out
+}
+
+/// The hello app per runtime for the `tls` and `h2` tables: over HTTPS
+/// (the certificate's flags are added at start, HTTP/2 by ALPN) and as h2c
+/// (`--h2c` on plain TCP). `cove baseline` has no TLS: no baseline row.
+fn protocol_servers(cfg: &Config) -> Vec<ServerDef> {
+    let mut out = Vec::new();
+    for (lang, name, app) in [("lua", "Lua", &cfg.app), ("js", "JS", &cfg.js_app)] {
+        let app = Some(app.as_path());
+        out.push(cove_def(
+            cfg,
+            &format!("cove-{lang}-tls"),
+            &format!("Cove ({name}), HTTPS"),
+            vec![Group::Tls, Group::H2],
+            &[],
+            1,
+            app,
+        ));
+        out.push(cove_def(
+            cfg,
+            &format!("cove-{lang}-h2c"),
+            &format!("Cove ({name}), h2c"),
+            vec![Group::H2c],
+            &["--h2c"],
+            1,
+            app,
+        ));
     }
     out
 }
@@ -245,6 +282,7 @@ fn in_table(table: Table, s: &ServerDef) -> bool {
         // One and two workers: the two-worker rows sit beside the others.
         Table::Pg => s.groups.contains(&Group::Pg),
         Table::Redis => s.groups.contains(&Group::Redis),
+        Table::Tls | Table::H2 => s.workers == 1,
     }
 }
 
@@ -290,7 +328,14 @@ pub fn measurements(servers: &[ServerDef], connections: u32, only: &[String]) ->
         for w in table.workloads() {
             for &c in table.connections() {
                 for (i, s) in servers.iter().enumerate() {
-                    if in_table(table, s) && s.groups.contains(&w.group) {
+                    // The protocol tables' servers are those of their
+                    // groups; elsewhere those of the workload's group.
+                    let serves = if table.is_protocol() {
+                        table.groups().iter().any(|g| s.groups.contains(g))
+                    } else {
+                        s.groups.contains(&w.group)
+                    };
+                    if in_table(table, s) && serves {
                         out.push(Measurement {
                             table,
                             server: i,
@@ -394,6 +439,10 @@ mod tests {
                 "cove-lua-pg-2w",
                 "cove-js-pg",
                 "cove-js-pg-2w",
+                "cove-lua-tls",
+                "cove-lua-h2c",
+                "cove-js-tls",
+                "cove-js-h2c",
                 "go-pgx",
                 "go-pgx-2w",
                 "bun",
@@ -401,7 +450,7 @@ mod tests {
                 "deno"
             ]
         );
-        let bun2 = &s[16];
+        let bun2 = &s[20];
         assert_eq!(bun2.launch.cores, "0,1");
         assert!(bun2.launch.env.contains(&("WORKERS".into(), "2".into())));
         assert_eq!(bun2.launch.program, PathBuf::from("/tmp/peers/bun/./run"));
@@ -504,6 +553,67 @@ mod tests {
     }
 
     #[test]
+    fn protocol_tables_have_their_own_servers() {
+        let c = cfg();
+        let mut s = servers();
+        let dir = Path::new("/tmp/peers");
+        for (name, groups) in [
+            ("go-tls", vec![Group::Tls, Group::H2]),
+            ("bun-tls", vec![Group::Tls]),
+            ("node-http2", vec![Group::H2]),
+            ("hyper-h2c", vec![Group::H2c]),
+        ] {
+            s.extend(peer_servers(&c, &peer(name, groups, false), dir));
+        }
+        let ids: Vec<String> = measurements(&s, 50, &[]).iter().map(|m| m.id(&s)).collect();
+        let of = |table: &str| -> Vec<&str> {
+            let mut v: Vec<&str> = ids
+                .iter()
+                .filter(|i| i.starts_with(table) && i.ends_with(":json@50"))
+                .map(|i| i.split(':').nth(1).unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            of("tls:"),
+            ["bun-tls", "cove-js-tls", "cove-lua-tls", "go-tls"]
+        );
+        assert_eq!(
+            of("h2:"),
+            [
+                "cove-js-h2c",
+                "cove-js-tls",
+                "cove-lua-h2c",
+                "cove-lua-tls",
+                "go-tls",
+                "hyper-h2c",
+                "node-http2"
+            ]
+        );
+        // Their servers are in no other table, and the others' not in theirs.
+        for i in &ids {
+            let proto = ["-tls:", "-h2c:", "-http2:"].iter().any(|p| i.contains(p));
+            let table = i.starts_with("tls:") || i.starts_with("h2:");
+            assert_eq!(proto, table, "{i}");
+        }
+        assert!(ids.iter().any(|i| i == "tls:cove-lua-tls:hello@50"));
+        let find = |key: &str| s.iter().find(|d| d.key == key).unwrap();
+        assert!(find("cove-lua-tls").wants_cert() && find("node-http2").wants_cert());
+        assert!(!find("cove-lua-h2c").wants_cert() && !find("cove-lua").wants_cert());
+        let h2c = &find("cove-js-h2c").launch.args;
+        assert_eq!(h2c[0], "--h2c");
+        assert!(h2c.last().unwrap().to_string_lossy().ends_with("app.js"));
+        // `--only tls:` keeps its rows and the baseline's.
+        let m = measurements(&s, 50, &["tls:".to_string()]);
+        let only: Vec<String> = m.iter().map(|m| m.id(&s)).collect();
+        assert!(only
+            .iter()
+            .all(|i| i.starts_with("tls:") || i.starts_with("hello:cove-baseline:")));
+        assert_eq!(only.iter().filter(|i| i.starts_with("tls:")).count(), 8);
+    }
+
+    #[test]
     fn table_patterns_match_from_the_start() {
         assert!(only_matches("pg:cove-lua-pg:read@50", "pg:"));
         assert!(!only_matches("redis:cove-lua-pg:get-incr@50", "pg:"));
@@ -529,6 +639,10 @@ mod tests {
             Some(vec![Group::Http, Group::Sqlite])
         );
         assert_eq!(only(&["pg:", ":bun:"]), None);
+        assert_eq!(
+            only(&["tls:", "h2:"]),
+            Some(vec![Group::Tls, Group::H2, Group::H2c])
+        );
         assert_eq!(only(&["@200"]), None);
         assert_eq!(only(&[]), None);
     }

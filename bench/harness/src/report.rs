@@ -419,6 +419,7 @@ pub fn markdown(cfg: &Config, m: &Machine, run: &Run) -> String {
         if *table == Table::Templates {
             out += &templates_overview(run);
         }
+        out += &crate::report_proto::intro(cfg, run, *table);
         if table.has_database_server() {
             out += &database_intro(run, *table);
             for w in table.workloads() {

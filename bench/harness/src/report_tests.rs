@@ -56,8 +56,9 @@ fn cell(table: Table, server: usize, w: &str, samples: Vec<Sample>) -> Cell {
 /// Servers: 0 baseline, 1 cove-lua, 2 cove-lua-nogroup, 3 cove-lua-2w,
 /// 4 cove-js, 5 cove-js-nogroup, 6 cove-js-2w, 7 cove-lua-tpl,
 /// 8 cove-js-tpl, 9 cove-lua-pg, 10 cove-lua-pg-2w, 11 cove-js-pg,
-/// 12 cove-js-pg-2w, 13 bun, 14 bun-2w.
-const BUN: usize = 13;
+/// 12 cove-js-pg-2w, 13 cove-lua-tls, 14 cove-lua-h2c, 15 cove-js-tls,
+/// 16 cove-js-h2c, 17 bun, 18 bun-2w.
+const BUN: usize = 17;
 fn run() -> Run {
     let c = cfg();
     let mut servers = cove_servers(&c);
@@ -372,9 +373,9 @@ fn db_sample(round: usize, rps: f64, cpu: f64, db: f64) -> Sample {
     s
 }
 
-/// Servers of `run()` plus 15 go-pgx and 16 go-pgx-2w; the pg read and
+/// Servers of `run()` plus 19 go-pgx and 20 go-pgx-2w; the pg read and
 /// the redis workload measured over two rounds.
-const GO: usize = 15;
+const GO: usize = 19;
 fn with_databases() -> Run {
     let mut r = run();
     let go = PeerSpec {

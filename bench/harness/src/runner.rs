@@ -9,11 +9,13 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use crate::cert::{self, CertPair};
 use crate::plan::{Kind, Measurement, ServerDef};
 use crate::procstat::{read_pid, read_totals, tree_rss_kib, tree_ticks};
 use crate::progress::Progress;
 use crate::servers::{self, free_port, Server};
 use crate::services::Services;
+use crate::wire::Wire;
 use crate::workloads::{wrk_script, Group, Table, Workload};
 use crate::wrk::{self, Load, WrkResult};
 use crate::Config;
@@ -151,7 +153,17 @@ fn background_pct(tck: u64) -> Result<f64> {
     Ok(other as f64 * 100.0 / tck as f64 / start.elapsed().as_secs_f64())
 }
 
-fn start_one(def: &ServerDef, dir: &Path, svc: &Services) -> Result<Server> {
+fn start_one(
+    def: &ServerDef,
+    dir: &Path,
+    svc: &Services,
+    cert: Option<&CertPair>,
+) -> Result<Server> {
+    let cert = match cert {
+        Some(c) if def.wants_cert() => Some(c),
+        None if def.wants_cert() => bail!("{} needs the run's certificate", def.key),
+        _ => None,
+    };
     let port = free_port()?;
     let mut launch = def.launch.clone();
     let db = dir.join(format!("{}.db", def.key));
@@ -173,6 +185,14 @@ fn start_one(def: &ServerDef, dir: &Path, svc: &Services) -> Result<Server> {
             if let Some(r) = redis {
                 flags.extend(["--kv".into(), r.url.clone().into()]);
             }
+            if let Some(c) = cert {
+                flags.extend([
+                    "--tls-cert".into(),
+                    c.cert.clone().into(),
+                    "--tls-key".into(),
+                    c.key.clone().into(),
+                ]);
+            }
         }
         args.splice(at..at, flags);
         launch.args = args;
@@ -189,9 +209,18 @@ fn start_one(def: &ServerDef, dir: &Path, svc: &Services) -> Result<Server> {
         if let Some(r) = redis {
             launch.env.push(("REDIS_URL".into(), r.url.clone()));
         }
+        if let Some(c) = cert {
+            launch
+                .env
+                .push(("TLS_CERT".into(), c.cert.to_string_lossy().into()));
+            launch
+                .env
+                .push(("TLS_KEY".into(), c.key.to_string_lossy().into()));
+        }
     }
     let log = dir.join(format!("{}.log", def.key));
-    let server = Server::start(&def.key, &launch, port, &log, Duration::from_secs(60))?;
+    let wire = Wire::of_server(&def.groups);
+    let server = Server::start_over(&def.key, &launch, port, &log, Duration::from_secs(60), wire)?;
     // /visits must return 20 rows: seed them before any check.
     if def.groups.contains(&Group::Sqlite) {
         for _ in 0..25 {
@@ -204,15 +233,16 @@ fn start_one(def: &ServerDef, dir: &Path, svc: &Services) -> Result<Server> {
 /// What `cove baseline` answers to every request but `GET /hello`.
 const BASELINE_JSON: &str = r#""message":"Hello, World!""#;
 
-fn check(server: &Server, w: &Workload, kind: Kind) -> Result<()> {
+/// Check a workload's answer over `wire`, the protocol it is measured on.
+fn check(server: &Server, w: &Workload, kind: Kind, wire: Wire) -> Result<()> {
     if kind == Kind::Baseline && !w.text {
-        return server.check(w.method, w.path, w.body, 200, BASELINE_JSON);
+        return server.check_over(wire, w.method, w.path, w.body, 200, BASELINE_JSON);
     }
     if w.rotate.is_empty() {
-        return server.check(w.method, &w.check_path(), w.body, 200, w.expect);
+        return server.check_over(wire, w.method, &w.check_path(), w.body, 200, w.expect);
     }
     for &(path, status, expect) in w.rotate {
-        server.check("GET", path, None, status, expect)?;
+        server.check_over(wire, "GET", path, None, status, expect)?;
     }
     Ok(())
 }
@@ -232,14 +262,20 @@ pub fn run(
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     servers::set_scratch(&dir);
     let mut skipped = Vec::new();
+    let planned = |i: usize| plan.iter().any(|m| m.server == i);
+    let cert = if (0..defs.len()).any(|i| planned(i) && defs[i].wants_cert()) {
+        Some(cert::make(&dir)?)
+    } else {
+        None
+    };
     let mut started: Vec<Option<Server>> = Vec::new();
     for (i, def) in defs.iter().enumerate() {
-        if !plan.iter().any(|m| m.server == i) {
+        if !planned(i) {
             started.push(None);
             continue;
         }
         p.show(&format!("starting {} ({}/{})", def.key, i + 1, defs.len()));
-        match start_one(def, &dir, svc) {
+        match start_one(def, &dir, svc, cert.as_ref()) {
             Ok(s) => started.push(Some(s)),
             Err(e) if def.is_cove() => return Err(e),
             Err(e) => {
@@ -253,7 +289,8 @@ pub fn run(
         let Some(server) = started[m.server].as_ref() else {
             continue;
         };
-        match check(server, m.workload, defs[m.server].kind) {
+        let wire = Wire::of_cell(m.table, &defs[m.server].groups);
+        match check(server, m.workload, defs[m.server].kind, wire) {
             Ok(()) => cells.push(Cell {
                 m,
                 samples: Vec::new(),
@@ -289,9 +326,14 @@ pub fn run(
     };
     let urls: Vec<String> = cells
         .iter()
-        .map(|c| format!("http://{}{}", server_of(&c.m).addr, c.m.workload.path))
+        .map(|c| {
+            let wire = Wire::of_cell(c.m.table, &defs[c.m.server].groups);
+            let addr = &server_of(&c.m).addr;
+            format!("{}://{addr}{}", wire.scheme(), c.m.workload.path)
+        })
         .collect();
     let conns: Vec<u32> = cells.iter().map(|c| c.m.connections).collect();
+    let http2: Vec<bool> = cells.iter().map(|c| c.m.table == Table::H2).collect();
     let all_dbs = svc.roots();
     let db_of: Vec<Option<u32>> = cells
         .iter()
@@ -307,6 +349,7 @@ pub fn run(
         connections: conns[i],
         core: cfg.wrk_core,
         script: scripts[i].as_deref(),
+        http2: http2[i],
     };
     let per_round = cells.len() as f64 * (cfg.seconds as f64 + PER_RUN);
     p.add_total(

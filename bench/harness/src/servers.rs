@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use crate::wire::{self, Wire};
+
 static TRACKED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 static SCRATCH: Mutex<Option<PathBuf>> = Mutex::new(None);
 
@@ -106,6 +108,9 @@ pub struct Server {
     pub addr: String,
     child: Option<Child>,
     pub log: PathBuf,
+    /// What `request` and `check` speak (HTTPS, HTTP/2 for the `tls` and
+    /// `h2` tables' servers).
+    pub wire: Wire,
 }
 
 /// Status and body of one response.
@@ -117,13 +122,25 @@ pub struct Reply {
 
 impl Server {
     /// Start `launch` on `port` with output to `log`, then wait (up to
-    /// `ready_in`) until `GET /hello` answers.
+    /// `ready_in`) until `GET /hello` answers over plain HTTP/1.1.
     pub fn start(
         name: &str,
         launch: &Launch,
         port: u16,
         log: &Path,
         ready_in: Duration,
+    ) -> Result<Server> {
+        Server::start_over(name, launch, port, log, ready_in, Wire::Http1)
+    }
+
+    /// `start`, with the readiness check and later requests over `wire`.
+    pub fn start_over(
+        name: &str,
+        launch: &Launch,
+        port: u16,
+        log: &Path,
+        ready_in: Duration,
+        wire: Wire,
     ) -> Result<Server> {
         let out = std::fs::File::create(log)
             .with_context(|| format!("cannot create {}", log.display()))?;
@@ -145,6 +162,7 @@ impl Server {
             addr: format!("127.0.0.1:{port}"),
             child: Some(child),
             log: log.to_path_buf(),
+            wire,
         };
         let deadline = Instant::now() + ready_in;
         loop {
@@ -175,8 +193,23 @@ impl Server {
         }
     }
 
-    /// One request on a fresh connection.
+    /// One request on a fresh connection, over the server's wire.
     pub fn request(&self, method: &str, path: &str, body: Option<&str>) -> Result<Reply> {
+        self.request_over(self.wire, method, path, body)
+    }
+
+    /// One request on a fresh connection over `wire`.
+    pub fn request_over(
+        &self,
+        wire: Wire,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+    ) -> Result<Reply> {
+        if wire != Wire::Http1 {
+            return wire::request(wire, &self.addr, method, path, body)
+                .with_context(|| format!("{} {method} {path}", self.name));
+        }
         let mut s = TcpStream::connect(&self.addr)
             .with_context(|| format!("cannot connect to {}", self.addr))?;
         s.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -205,7 +238,20 @@ impl Server {
         status: u16,
         expect: &str,
     ) -> Result<()> {
-        let r = self.request(method, path, body)?;
+        self.check_over(self.wire, method, path, body, status, expect)
+    }
+
+    /// `check` over `wire`.
+    pub fn check_over(
+        &self,
+        wire: Wire,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        status: u16,
+        expect: &str,
+    ) -> Result<()> {
+        let r = self.request_over(wire, method, path, body)?;
         if r.status != status || !r.body.contains(expect) {
             bail!(
                 "{} {method} {path}: expected {status} with {expect:?}, got {}: {}",

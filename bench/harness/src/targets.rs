@@ -175,6 +175,43 @@ fn database_targets(run: &Run) -> Vec<Target> {
     out
 }
 
+/// Per round, `a`'s CPU-µs/req ÷ `b`'s in the same round (a host whose
+/// speed drifts over a run moves both); the median over rounds.
+fn same_round_ratio(a: &Cell, b: &Cell) -> Option<f64> {
+    let ratios: Vec<f64> = a
+        .samples
+        .iter()
+        .filter_map(|x| {
+            let y = b.samples.iter().find(|y| y.round == x.round)?;
+            Some(x.cpu_us_per_req / y.cpu_us_per_req)
+        })
+        .collect();
+    crate::stats::median(&ratios)
+}
+
+/// The `tls` table's target: Cove Lua's `/json` over HTTPS CPU/request
+/// ≤ 1.2× nginx + Lua's over HTTPS.
+fn tls_target(run: &Run) -> Target {
+    let limit = 1.2;
+    let what = format!(
+        "Cove Lua `/json` over HTTPS (tls) CPU/request ≤ {limit:.2}× nginx+Lua's over HTTPS"
+    );
+    let cove = cell(run, Table::Tls, "cove-lua-tls", "json", None);
+    let nginx = cell(run, Table::Tls, "nginx-lua-tls", "json", None);
+    let (Some(c), Some(n)) = (cove, nginx) else {
+        return not_run(what);
+    };
+    let cpu = |c: &Cell| summarize_cell(run, c).cpu_us.map(|q| q.median);
+    match (same_round_ratio(c, n), cpu(c), cpu(n)) {
+        (Some(q), Some(a), Some(b)) => Target {
+            what,
+            measured: format!("{q:.2}× ({a:.1} vs {b:.1} µs)"),
+            verdict: verdict(q <= limit),
+        },
+        _ => not_run(what),
+    }
+}
+
 pub fn evaluate(run: &Run) -> Vec<Target> {
     let mut out = vec![
         ratio_target(run, LUA, Table::Hello, "json", 1.15),
@@ -264,5 +301,6 @@ pub fn evaluate(run: &Run) -> Vec<Target> {
         );
     }
     out.extend(database_targets(run));
+    out.push(tls_target(run));
     out
 }

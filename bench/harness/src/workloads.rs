@@ -15,6 +15,13 @@ pub enum Group {
     Pg,
     /// `GET /redis`: one GET and one INCR on the harness's Redis server.
     Redis,
+    /// `/hello` and `/json` over HTTPS (HTTP/1.1 over TLS): the server gets
+    /// the run's certificate and key.
+    Tls,
+    /// `/hello` and `/json` over HTTP/2 on TLS (ALPN h2).
+    H2,
+    /// `/hello` and `/json` over HTTP/2 on plain TCP (h2c, prior knowledge).
+    H2c,
 }
 
 impl Group {
@@ -25,6 +32,9 @@ impl Group {
             "templates" => Some(Group::Templates),
             "pg" => Some(Group::Pg),
             "redis" => Some(Group::Redis),
+            "tls" => Some(Group::Tls),
+            "h2" => Some(Group::H2),
+            "h2c" => Some(Group::H2c),
             _ => None,
         }
     }
@@ -51,9 +61,13 @@ pub enum Table {
     Pg,
     /// One GET + one INCR on a local Redis.
     Redis,
+    /// `/hello` and `/json` over HTTPS (HTTP/1.1 on TLS), wrk over https.
+    Tls,
+    /// `/hello` and `/json` over HTTP/2 (TLS with ALPN h2, or h2c), h2load.
+    H2,
 }
 
-pub const TABLES: [Table; 9] = [
+pub const TABLES: [Table; 11] = [
     Table::Hello,
     Table::Routing,
     Table::HullHttp,
@@ -63,6 +77,8 @@ pub const TABLES: [Table; 9] = [
     Table::Templates,
     Table::Pg,
     Table::Redis,
+    Table::Tls,
+    Table::H2,
 ];
 
 impl Table {
@@ -77,6 +93,8 @@ impl Table {
             Table::Templates => "templates",
             Table::Pg => "pg",
             Table::Redis => "redis",
+            Table::Tls => "tls",
+            Table::H2 => "h2",
         }
     }
 
@@ -91,6 +109,8 @@ impl Table {
             Table::Templates => "Hull's template table (Cove only, one worker each)",
             Table::Pg => "PostgreSQL: one-row SELECT and INSERT (one local server shared by all)",
             Table::Redis => "Redis: GET + INCR (one local server shared by all)",
+            Table::Tls => "HTTPS: plaintext and JSON over TLS (one worker each)",
+            Table::H2 => "HTTP/2: plaintext and JSON, h2load (one worker each)",
         }
     }
 
@@ -104,7 +124,15 @@ impl Table {
             Table::Templates => &[Group::Templates],
             Table::Pg => &[Group::Pg],
             Table::Redis => &[Group::Redis],
+            Table::Tls => &[Group::Tls],
+            Table::H2 => &[Group::H2, Group::H2c],
         }
+    }
+
+    /// Tables of the `http` routes over another protocol: their servers
+    /// are those of `groups()`, their workloads the `http` group's.
+    pub fn is_protocol(self) -> bool {
+        matches!(self, Table::Tls | Table::H2)
     }
 
     /// Tables whose rows also show the database server's CPU per request.
@@ -115,7 +143,7 @@ impl Table {
     /// The workloads of the table.
     pub fn workloads(self) -> Vec<&'static Workload> {
         let names: &[&str] = match self {
-            Table::Hello => &["hello", "json"],
+            Table::Hello | Table::Tls | Table::H2 => &["hello", "json"],
             Table::Routing => &["routes"],
             Table::HullHttp => &[
                 "health",
@@ -132,7 +160,11 @@ impl Table {
             Table::Pg => &["read", "write"],
             Table::Redis => &["get-incr"],
         };
-        let groups = self.groups();
+        let groups = if self.is_protocol() {
+            &[Group::Http]
+        } else {
+            self.groups()
+        };
         names
             .iter()
             .filter_map(|n| {
@@ -472,6 +504,23 @@ mod tests {
         let mix = wrk_script(workload("routes").unwrap()).unwrap();
         assert!(mix.contains(r#""/hey", "/hell", "/hello", "/about", "/missing""#));
         assert_eq!(wrk_script(workload("json").unwrap()), None);
+    }
+
+    #[test]
+    fn protocol_tables_run_the_http_routes() {
+        for t in [Table::Tls, Table::H2] {
+            assert!(t.is_protocol());
+            let ws = t.workloads();
+            assert_eq!(
+                ws.iter().map(|w| (w.name, w.group)).collect::<Vec<_>>(),
+                [("hello", Group::Http), ("json", Group::Http)]
+            );
+        }
+        assert_eq!(Table::Tls.groups(), [Group::Tls]);
+        assert_eq!(Table::H2.groups(), [Group::H2, Group::H2c]);
+        assert!(!Table::Hello.is_protocol());
+        assert_eq!(Group::parse("h2c"), Some(Group::H2c));
+        assert_eq!((Table::Tls.key(), Table::H2.key()), ("tls", "h2"));
     }
 
     #[test]

@@ -134,11 +134,16 @@ pub struct Load<'a> {
     pub connections: u32,
     pub core: u32,
     pub script: Option<&'a Path>,
+    /// HTTP/2: h2load instead of wrk (the `h2` table).
+    pub http2: bool,
 }
 
-/// Run wrk to completion (killed if it overruns by 20 s); returns the parsed
-/// result and the raw output.
+/// Run wrk (h2load for `http2`) to completion (killed if it overruns by
+/// 20 s); returns the parsed result and the raw output.
 pub fn run(load: &Load) -> Result<(WrkResult, String)> {
+    if load.http2 {
+        return crate::h2load::run(load);
+    }
     let mut cmd = Command::new("taskset");
     cmd.arg("-c")
         .arg(load.core.to_string())

@@ -57,6 +57,7 @@ pub fn load(ctx: &Ctx) -> Result<Finding> {
         connections: 1000,
         core: 1,
         script: None,
+        http2: false,
     })?;
     let e = r.socket_errors;
     let (rss, peak) = tree_rss_kib(server.pid);
