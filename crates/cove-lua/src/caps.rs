@@ -1,6 +1,7 @@
 //! Every capability function of cove-caps' table (`cove_caps::cap`) under
 //! its Lua name, with one converter each way: a Lua value to a
-//! [`CapValue`] and back. Functions that can wait (the network, Redis,
+//! [`CapValue`] (read through the one view of a Lua value, raw/view.rs)
+//! and back. Functions that can wait (the network, Redis,
 //! PBKDF2) are made with suspend.rs, so a handler suspends on them; the
 //! others raise their failures at the caller's line (bind.rs `raising`).
 //! A reading (`time.now`: no arguments, no scope) is a plain C function
@@ -21,54 +22,79 @@ use cove_core::JobOutput;
 use crate::app_api::AppState;
 use crate::bind::raising;
 use crate::error::coded;
-use crate::raw::{upvalue, CFn, CText, ShortText, Stack};
+use crate::raw::{upvalue, CFn, CText, ShortText, Stack, View};
 use crate::suspend::{slow_function, Start};
 
 /// How deep a table argument is read (deeper: its type name only).
 const MAX_DEPTH: usize = 32;
 
-fn to_cap(v: &Value, depth: usize) -> mlua::Result<CapValue> {
-    Ok(match v {
-        Value::Nil => CapValue::Nothing,
-        Value::Boolean(b) => CapValue::Bool(*b),
-        Value::Integer(n) => CapValue::Int(*n),
-        Value::Number(n) => CapValue::Num(*n),
-        Value::String(s) => CapValue::Str(s.as_bytes().to_vec()),
-        Value::Table(t) if depth < MAX_DEPTH => table_to_cap(t, depth + 1)?,
-        Value::Table(_) => CapValue::Other("table"),
-        Value::Function(_) => CapValue::Other("function"),
-        Value::Thread(_) => CapValue::Other("thread"),
-        _ => CapValue::Other("userdata"),
-    })
+/// The value at `idx`, read through the one view of a Lua value.
+fn to_cap(s: &mut Stack<'_>, idx: c_int, depth: usize) -> CapValue {
+    match s.view(idx) {
+        View::Nil => CapValue::Nothing,
+        View::Bool(b) => CapValue::Bool(b),
+        View::Int(n) => CapValue::Int(n),
+        View::Float(n) => CapValue::Num(n),
+        View::Str(b) => CapValue::Str(b.to_vec()),
+        View::Table if depth < MAX_DEPTH => table_to_cap(s, idx, depth + 1),
+        View::Table => CapValue::Other("table"),
+        View::Function => CapValue::Other("function"),
+        View::Thread => CapValue::Other("thread"),
+        View::Userdata => CapValue::Other("userdata"),
+    }
 }
 
 /// A sequence (keys 1..n, n > 0) is a list; any other table a record of its
-/// string and integer keys.
-fn table_to_cap(t: &Table, depth: usize) -> mlua::Result<CapValue> {
-    let len = t.raw_len();
+/// string and integer keys. Each value is read once (reading a sequence's
+/// items again would make nesting cost twice per level).
+fn table_to_cap(s: &mut Stack<'_>, t: c_int, depth: usize) -> CapValue {
+    let len = s.raw_len(t);
     let mut fields = Vec::new();
+    let mut index = Vec::new();
     let mut count = 0;
-    for pair in t.pairs::<Value, Value>() {
-        let (k, v) = pair?;
+    let _ = s.entries(t, |s, k, v| {
         count += 1;
-        let name = match &k {
-            Value::String(s) => s.to_string_lossy(),
-            Value::Integer(n) => n.to_string(),
-            _ => continue,
+        let name = match s.view(k) {
+            View::Str(b) => String::from_utf8_lossy(b).into_owned(),
+            View::Int(n) => {
+                index.push((n, fields.len()));
+                n.to_string()
+            }
+            _ => return Ok::<(), ()>(()),
         };
-        fields.push((name, to_cap(&v, depth)?));
+        let value = to_cap(s, v, depth);
+        fields.push((name, value));
+        Ok(())
+    });
+    let sequence = len > 0 && count == len && index.len() == len;
+    if sequence {
+        index.sort_unstable();
+        if index
+            .iter()
+            .enumerate()
+            .all(|(i, &(n, _))| n == i as i64 + 1)
+        {
+            let mut slots: Vec<Option<CapValue>> =
+                fields.into_iter().map(|(_, v)| Some(v)).collect();
+            let items = index
+                .iter()
+                .map(|&(_, at)| slots[at].take().unwrap_or(CapValue::Nothing))
+                .collect();
+            return CapValue::List(items);
+        }
     }
-    if len > 0 && count == len {
-        let items = (1..=len)
-            .map(|i| to_cap(&t.raw_get::<Value>(i)?, depth))
-            .collect::<mlua::Result<_>>()?;
-        return Ok(CapValue::List(items));
-    }
-    Ok(CapValue::Record(fields))
+    CapValue::Record(fields)
 }
 
-fn args_of(args: &MultiValue) -> mlua::Result<Vec<CapValue>> {
-    args.iter().map(|v| to_cap(v, 0)).collect()
+/// The arguments as capability values, read on a raw frame.
+fn args_of(lua: &Lua, args: MultiValue) -> mlua::Result<Vec<CapValue>> {
+    let mut out = Vec::with_capacity(args.len());
+    crate::raw::exec::<()>(lua, args, |s| {
+        for i in 1..=s.top() {
+            out.push(to_cap(s, i, 0));
+        }
+    })?;
+    Ok(out)
 }
 
 /// Each argument as `tostring` writes it.
@@ -189,7 +215,7 @@ fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Functio
     let kv = kv.clone();
     if f.can_wait(&kv) {
         slow_function(lua, move |lua, args| {
-            let args = args_of(&args)?;
+            let args = args_of(lua, args)?;
             match with_scope(lua, &kv, |s| f.start(s, &args)) {
                 Ok(Started::Done(v)) => results(lua, v).map(Start::Done),
                 Ok(Started::Job(job)) => Ok(Start::Job(job, finish)),
@@ -204,7 +230,7 @@ fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Functio
             let args = if f.text_args() {
                 texts_of(&args)?
             } else {
-                args_of(&args)?
+                args_of(lua, args)?
             };
             match with_scope(lua, &kv, |s| f.call(s, &args)) {
                 Ok(v) => results(lua, v),
@@ -250,4 +276,66 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_read_through_the_view() {
+        let lua = Lua::new();
+        let args: MultiValue = lua
+            .load(r#"return "s", 7, 1.5, nil, true, {1, 2, {a = {b = "deep"}}}, {x = 1, [2] = "two"}, {}, print"#)
+            .eval()
+            .unwrap();
+        let got = args_of(&lua, args).unwrap();
+        let rec = |f: Vec<(&str, CapValue)>| {
+            CapValue::Record(f.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        };
+        let deep = rec(vec![(
+            "a",
+            rec(vec![("b", CapValue::Str(b"deep".to_vec()))]),
+        )]);
+        assert_eq!(
+            got[..6],
+            [
+                CapValue::Str(b"s".to_vec()),
+                CapValue::Int(7),
+                CapValue::Num(1.5),
+                CapValue::Nothing,
+                CapValue::Bool(true),
+                CapValue::List(vec![CapValue::Int(1), CapValue::Int(2), deep]),
+            ]
+        );
+        let CapValue::Record(mut fields) = got[6].clone() else {
+            panic!("{:?}", got[6])
+        };
+        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            fields,
+            [
+                ("2".to_string(), CapValue::Str(b"two".to_vec())),
+                ("x".to_string(), CapValue::Int(1))
+            ]
+        );
+        assert_eq!(got[7], CapValue::Record(vec![]));
+        assert_eq!(got[8], CapValue::Other("function"));
+    }
+
+    #[test]
+    fn nesting_past_the_depth_is_named_not_read() {
+        let lua = Lua::new();
+        let args: MultiValue = lua
+            .load("local t = {} for i = 1, 40 do t = {t} end return t")
+            .eval()
+            .unwrap();
+        let mut v = &args_of(&lua, args).unwrap()[0];
+        let mut depth = 0;
+        while let CapValue::List(items) = v {
+            v = &items[0];
+            depth += 1;
+        }
+        assert_eq!((depth, v), (MAX_DEPTH, &CapValue::Other("table")));
+    }
 }

@@ -218,7 +218,6 @@ impl<'l> Stack<'l> {
     /// The value at `idx`; a string's bytes are borrowed from the handle,
     /// so the slot cannot be popped or replaced while they are held.
     #[inline(always)]
-    #[cfg_attr(not(test), allow(dead_code))] // the callers now read arguments
     pub(crate) fn view(&self, idx: c_int) -> View<'_> {
         // SAFETY: an acceptable index; the bytes live while the value
         // stays in its slot, which the borrow of `self` guarantees.
@@ -357,6 +356,44 @@ impl<'l> Stack<'l> {
         self.top += 1;
         // SAFETY: a table, and a key above the arguments.
         unsafe { ffi::lua_rawget(self.state, t) }
+    }
+
+    /// Call `f` with the slots of each key and value of the table at `t`,
+    /// raw (no `__pairs`), in `lua_next` order. `f` may push and read, but
+    /// must leave the frame as it found it (checked): `lua_next` needs the
+    /// key where it left it, unconverted, and a [`View`] never converts.
+    pub(crate) fn entries<E>(
+        &mut self,
+        t: c_int,
+        mut f: impl FnMut(&mut Stack<'l>, c_int, c_int) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let t = self.table(self.abs(t));
+        let key = self.top + 1;
+        self.one_more();
+        // SAFETY: room checked.
+        unsafe { ffi::lua_pushnil(self.state) };
+        loop {
+            if !self.reserve(1) {
+                misuse("stack overflow");
+            }
+            // SAFETY: a table; on top the key the last call left (or nil),
+            // unchanged, and room for the value. It raises only for a key
+            // not in the table, which an unchanged key never is.
+            if unsafe { ffi::lua_next(self.state, t) } == 0 {
+                self.top -= 1;
+                return Ok(());
+            }
+            self.top += 1;
+            let r = f(self, key, key + 1);
+            if self.top != key + 1 {
+                misuse("an entry's slots were changed");
+            }
+            if let Err(e) = r {
+                self.set_top(key - 1);
+                return Err(e);
+            }
+            self.pop(1);
+        }
     }
 
     /// Push `t[i]`; its type.

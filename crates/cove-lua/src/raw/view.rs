@@ -1,6 +1,7 @@
 //! One read of a Lua value on the stack for the readers in this crate: the
-//! JSON encoder (json.rs), `db` parameters, `res:*` arguments and a
-//! middleware's result, through [`super::Stack::view`] (the template host
+//! JSON encoder (json.rs), `db` parameters, `res:*` arguments, a
+//! middleware's result and the capability converter (caps.rs), through
+//! [`super::Stack::view`] (the template host
 //! reads its slots directly: it has their types already, and the mapping to
 //! its own shape cost 1.3% on the template benchmark). [`view`] gives the
 //! type and, for a scalar, the value, read in place: no conversion
