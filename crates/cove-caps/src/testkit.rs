@@ -111,7 +111,8 @@ pub fn dispatch<E: Engine>(routes: &RouteTable, engine: &E, call: TestCall) -> T
 /// subscriber in a test, and what the handler published is not sent).
 fn reply_of(mut res: cove_core::Response, errors: Vec<String>) -> TestReply {
     let mut headers = Vec::with_capacity(res.headers.len() + 1);
-    if let Some(stream) = res.events.take().filter(|_| res.status < 300) {
+    let stream = res.live.take().and_then(|live| live.events);
+    if let Some(stream) = stream.filter(|_| res.status < 300) {
         res.content_type = Some("text/event-stream".into());
         res.body = stream.first.concat().into();
     }

@@ -63,6 +63,16 @@ pub fn check_message(data: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// What a response carries beyond its head and body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveParts {
+    /// Set when the response is an event stream.
+    pub events: Option<EventStream>,
+    /// Messages published while the request ran, sent with the response
+    /// ([`Response::publish`]).
+    pub outbox: Vec<Published>,
+}
+
 /// What makes a response an event stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventStream {
@@ -108,7 +118,7 @@ impl Response {
     /// any topic named before).
     pub fn subscribe(&mut self, topic: &str) -> Result<(), String> {
         check_topic(topic)?;
-        let stream = self.events.get_or_insert_with(Default::default);
+        let stream = self.stream();
         if !stream.topics.iter().any(|t| t == topic) {
             if stream.topics.len() >= MAX_TOPICS {
                 return Err(format!(
@@ -120,12 +130,17 @@ impl Response {
         Ok(())
     }
 
+    /// The event stream this response is, made one now if it was not.
+    fn stream(&mut self) -> &mut EventStream {
+        self.live
+            .get_or_insert_with(Default::default)
+            .events
+            .get_or_insert_with(Default::default)
+    }
+
     /// Make this response an event stream, sending `event` first.
     pub fn send_event(&mut self, event: Bytes) {
-        self.events
-            .get_or_insert_with(Default::default)
-            .first
-            .push(event);
+        self.stream().first.push(event);
     }
 
     /// Publish `data` to `topic` when this response is sent: after the
@@ -135,7 +150,7 @@ impl Response {
     pub fn publish(&mut self, topic: &str, data: Bytes, binary: bool) -> Result<(), String> {
         check_topic(topic)?;
         check_message(&data)?;
-        let outbox = self.outbox.get_or_insert_with(Default::default);
+        let outbox = &mut self.live.get_or_insert_with(Default::default).outbox;
         if outbox.len() >= MAX_OUTBOX {
             return Err(format!("a request publishes at most {MAX_OUTBOX} messages"));
         }
@@ -176,7 +191,7 @@ mod tests {
             .publish("t", big, false)
             .unwrap_err()
             .contains("limited"));
-        let outbox = res.outbox.as_deref().unwrap();
+        let outbox = &res.live.as_deref().unwrap().outbox;
         assert_eq!(outbox.len(), 1);
         assert_eq!(&*outbox[0].topic, "room:1");
         for i in 1..MAX_OUTBOX {
@@ -184,17 +199,21 @@ mod tests {
         }
         assert!(res.publish("t", Bytes::new(), false).is_err());
         // A response made anew (a failed handler's 500) carries none.
-        assert!(Response::default().outbox.is_none());
+        assert!(Response::default().live.is_none());
+        assert!(
+            res.live.unwrap().events.is_none(),
+            "publishing makes no stream"
+        );
     }
 
     #[test]
     fn subscribing_makes_a_stream_and_counts_each_topic_once() {
         let mut res = Response::new();
-        assert!(res.events.is_none());
+        assert!(res.live.is_none());
         res.subscribe("a").unwrap();
         res.subscribe("a").unwrap();
         res.send_event(event(None, None, b"hi").unwrap());
-        let stream = res.events.as_ref().unwrap();
+        let stream = res.live.as_ref().unwrap().events.as_ref().unwrap();
         assert_eq!(stream.topics, vec!["a"]);
         assert_eq!(stream.first.len(), 1);
         assert!(res.subscribe("").is_err());

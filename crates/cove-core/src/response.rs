@@ -29,11 +29,9 @@ pub struct Response {
     pub body_type: Option<&'static str>,
     pub body: Bytes,
     /// Set when the handler made this response a Server-Sent Events stream
-    /// (events.rs); boxed, as almost no response is one.
-    pub events: Option<Box<crate::EventStream>>,
-    /// Messages published while the request ran, sent with the response
-    /// (events.rs `publish`); boxed, as most requests publish none.
-    pub outbox: Option<Box<Vec<crate::Published>>>,
+    /// or published messages (events.rs); boxed, as almost no response
+    /// does either.
+    pub live: Option<Box<crate::LiveParts>>,
 }
 
 impl Default for Response {
@@ -44,8 +42,7 @@ impl Default for Response {
             content_type: None,
             body_type: None,
             body: Bytes::new(),
-            events: None,
-            outbox: None,
+            live: None,
         }
     }
 }

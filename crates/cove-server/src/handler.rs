@@ -372,31 +372,36 @@ impl<A: App + 'static> ScriptHandler<A> {
         if let Some(dev) = &self.dev_errors {
             dev.apply(&mut ex);
         }
-        if let Some(outbox) = ex.res.outbox.take() {
-            self.publish(*outbox, ex.errors.is_empty());
-        }
-        match ex.res.events.take() {
+        match ex.res.live.take() {
             None => to_http(ex.res),
-            Some(stream) => self.events(*stream, ex.res),
+            Some(live) => self.live_response(*live, ex.res, ex.errors.is_empty()),
         }
     }
 
     /// Send what the request published, unless one of its scripts failed
     /// (a failure after the handler, in a post middleware, leaves the
-    /// handler's response in place).
+    /// handler's response in place); then the response, or the event
+    /// stream it is.
     #[cold]
-    fn publish(&self, outbox: Vec<cove_core::Published>, succeeded: bool) {
-        let Some(publisher) = self.publisher.as_ref().filter(|_| succeeded) else {
-            return;
-        };
-        for message in outbox {
-            publisher(message);
+    fn live_response(
+        &self,
+        live: cove_core::LiveParts,
+        res: cove_core::Response,
+        succeeded: bool,
+    ) -> HttpResponse {
+        if let Some(publisher) = self.publisher.as_ref().filter(|_| succeeded) {
+            for message in live.outbox {
+                publisher(message);
+            }
+        }
+        match live.events {
+            None => to_http(res),
+            Some(stream) => self.events(stream, res),
         }
     }
 
     /// An event stream, if the handler's status says success; else its
     /// response as it is.
-    #[cold]
     fn events(&self, stream: cove_core::EventStream, res: cove_core::Response) -> HttpResponse {
         let success = (200..300).contains(&res.status);
         let http = to_http(res);
