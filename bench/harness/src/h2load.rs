@@ -1,13 +1,10 @@
 //! Running h2load (nghttp2-client) for the `h2` table and parsing its
 //! report into the numbers wrk gives (h2load has no latency percentiles).
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::servers;
 use crate::wrk::{parse_time_ms, Load, SocketErrors, WrkResult};
 
 /// Concurrent streams per connection (`-m`).
@@ -125,40 +122,9 @@ pub fn args(load: &Load) -> Vec<String> {
 /// Run h2load to completion (killed if it overruns by 20 s); fails unless
 /// it spoke HTTP/2 (`h2` or `h2c`).
 pub fn run(load: &Load) -> Result<(WrkResult, String)> {
-    let mut child = Command::new("taskset")
-        .args(args(load))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot start `taskset ... h2load`")?;
-    let pid = child.id();
-    servers::track(pid);
-    let deadline = Instant::now() + Duration::from_secs(load.seconds + 20);
-    // Its output (a few KB) fits in the pipe: read once it has exited.
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            servers::untrack(pid);
-            bail!("h2load did not finish within {} s", load.seconds + 20);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    servers::untrack(pid);
-    let (mut out, mut err) = (String::new(), String::new());
-    if let Some(mut s) = child.stdout.take() {
-        s.read_to_string(&mut out)?;
-    }
-    if let Some(mut s) = child.stderr.take() {
-        s.read_to_string(&mut err)?;
-    }
-    if !status.success() {
-        bail!("h2load failed ({status}): {}{}", out.trim(), err.trim());
-    }
+    let mut cmd = Command::new("taskset");
+    cmd.args(args(load));
+    let (out, err) = crate::wrk::run_tool(cmd, "h2load", load.seconds + 20)?;
     let parsed = parse(&out).with_context(|| format!("{}{}", out.trim(), err.trim()))?;
     if parsed.protocol != "h2" && parsed.protocol != "h2c" {
         bail!(

@@ -138,6 +138,46 @@ pub struct Load<'a> {
     pub http2: bool,
 }
 
+/// Run a load tool's command (stdout and stderr piped) to completion,
+/// tracked for clean-up and killed past `limit_secs`; its output and
+/// errors once it succeeded. Its output (a few KB) fits in the pipe, so it
+/// is read once the tool has exited.
+pub fn run_tool(mut cmd: Command, name: &str, limit_secs: u64) -> Result<(String, String)> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start `taskset ... {name}`"))?;
+    let pid = child.id();
+    servers::track(pid);
+    let deadline = Instant::now() + Duration::from_secs(limit_secs);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            servers::untrack(pid);
+            bail!("{name} did not finish within {limit_secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    servers::untrack(pid);
+    let (mut out, mut err) = (String::new(), String::new());
+    if let Some(mut s) = child.stdout.take() {
+        s.read_to_string(&mut out)?;
+    }
+    if let Some(mut s) = child.stderr.take() {
+        s.read_to_string(&mut err)?;
+    }
+    if !status.success() {
+        bail!("{name} failed ({status}): {}{}", out.trim(), err.trim());
+    }
+    Ok((out, err))
+}
+
 /// Run wrk (h2load for `http2`) to completion (killed if it overruns by
 /// 20 s); returns the parsed result and the raw output.
 pub fn run(load: &Load) -> Result<(WrkResult, String)> {
@@ -155,38 +195,8 @@ pub fn run(load: &Load) -> Result<(WrkResult, String)> {
     if let Some(script) = load.script {
         cmd.arg("-s").arg(script);
     }
-    cmd.arg(&load.url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().context("cannot start `taskset ... wrk`")?;
-    let pid = child.id();
-    servers::track(pid);
-    let deadline = Instant::now() + Duration::from_secs(load.seconds + 20);
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            servers::untrack(pid);
-            bail!("wrk did not finish within {} s", load.seconds + 20);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    servers::untrack(pid);
-    let mut out = String::new();
-    let mut err = String::new();
-    if let Some(mut s) = child.stdout.take() {
-        s.read_to_string(&mut out)?;
-    }
-    if let Some(mut s) = child.stderr.take() {
-        s.read_to_string(&mut err)?;
-    }
-    if !status.success() {
-        bail!("wrk failed ({status}): {}{}", out.trim(), err.trim());
-    }
+    cmd.arg(&load.url);
+    let (out, err) = run_tool(cmd, "wrk", load.seconds + 20)?;
     let parsed = parse(&out).with_context(|| format!("{}{}", out.trim(), err.trim()))?;
     Ok((parsed, out))
 }
