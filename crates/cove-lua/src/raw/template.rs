@@ -15,7 +15,7 @@ use mlua::ffi;
 use cove_template::{render_into, Flavor, Host, ItemKey, Key, Shape, Template};
 
 use super::json::encode_at;
-use super::view::stack_bytes;
+use super::view::{stack_bytes, View};
 use super::Stack;
 
 /// Per name id: the render (`generation`) that pushed the key string and
@@ -272,26 +272,18 @@ impl Host for LuaHost<'_> {
 
     #[inline]
     fn shape(&mut self, v: &Slot) -> Shape<'_> {
-        let (state, idx) = (self.state, v.idx);
-        // The type was read when the slot was pushed, so the value is read
-        // here directly: mapped through view.rs's `View` this cost ~1k
-        // instructions on the template benchmark's `/full` (+1.3%).
-        // SAFETY: reads of a value on the stack; `lua_tolstring` only on
-        // strings (no conversion, no allocation); the bytes live as long as
-        // the slot, which outlives this borrow of the host.
-        unsafe {
-            match v.ty {
-                ffi::LUA_TNIL | ffi::LUA_TNONE => Shape::Nil,
-                ffi::LUA_TBOOLEAN => Shape::Bool(ffi::lua_toboolean(state, idx) != 0),
-                ffi::LUA_TNUMBER if ffi::lua_isinteger(state, idx) != 0 => {
-                    Shape::Int(ffi::lua_tointegerx(state, idx, std::ptr::null_mut()))
-                }
-                ffi::LUA_TNUMBER => {
-                    Shape::Float(ffi::lua_tonumberx(state, idx, std::ptr::null_mut()))
-                }
-                ffi::LUA_TSTRING => Shape::Str(stack_bytes(state, idx).into()),
-                _ => Shape::Table,
-            }
+        // The type was read when the slot was pushed: the one view reads
+        // the value with it (no second `lua_type`).
+        // SAFETY: `v.ty` is the type of the value at `v.idx`, which stays
+        // there (and so do a string's bytes) for as long as this borrow of
+        // the host.
+        match unsafe { super::view::of_type(self.state, v.idx, v.ty) } {
+            View::Nil => Shape::Nil,
+            View::Bool(b) => Shape::Bool(b),
+            View::Int(n) => Shape::Int(n),
+            View::Float(n) => Shape::Float(n),
+            View::Str(b) => Shape::Str(b.into()),
+            View::Table | View::Function | View::Thread | View::Userdata => Shape::Table,
         }
     }
     fn items(&mut self, v: &Slot) -> Result<usize, String> {

@@ -1,9 +1,8 @@
-//! One read of a Lua value on the stack for the readers in this crate: the
+//! One read of a Lua value on the stack for every reader in this crate: the
 //! JSON encoder (json.rs), `db` parameters, `res:*` arguments, a
 //! middleware's result and the capability converter (caps.rs), through
-//! [`super::Stack::view`] (the template host
-//! reads its slots directly: it has their types already, and the mapping to
-//! its own shape cost 1.3% on the template benchmark). [`view`] gives the
+//! [`super::Stack::view`], and the template host (template.rs), through
+//! [`of_type`] with the type it read when it pushed the slot. [`view`] gives the
 //! type and, for a scalar, the value, read in place: no conversion
 //! (`lua_tolstring` only on strings, so a number is never turned into one),
 //! no allocation.
