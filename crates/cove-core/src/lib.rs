@@ -21,6 +21,7 @@ mod router;
 mod suggest;
 mod text;
 mod url;
+mod websocket;
 
 pub use append::{append, Room};
 pub use cap_error::CapError;
@@ -44,3 +45,4 @@ pub use router::{
 pub use suggest::{closest, hint};
 pub use text::{js_number, lua_float, utf8_lossy};
 pub use url::redact_url;
+pub use websocket::{check_close, WsApp, WsCommand, WsConn, WsEvent, WsFuture, MAX_CLOSE_REASON};
