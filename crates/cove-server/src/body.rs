@@ -2,6 +2,7 @@
 //! build), or a range of a file on disk read chunk by chunk (large static
 //! files), so a 1 GB download never sits in memory and never blocks a worker.
 
+use std::cell::Cell;
 use std::fs::File;
 use std::future::Future;
 use std::io;
@@ -27,6 +28,9 @@ enum Inner {
     File(FileRange),
     /// A Server-Sent Events stream (live/), open until it ends.
     Events(Box<crate::live::EventsBody>),
+    /// A 101's (empty): the WebSocket it opens, which the connection's
+    /// service takes (conn.rs).
+    Upgrade(Cell<Option<Box<crate::ws::Pending>>>),
 }
 
 impl Body {
@@ -53,13 +57,26 @@ impl Body {
         Body(Inner::Events(Box::new(body)))
     }
 
+    /// The empty body of a 101 that opens the WebSocket `ws`.
+    pub(crate) fn upgrade(ws: Box<crate::ws::Pending>) -> Body {
+        Body(Inner::Upgrade(Cell::new(Some(ws))))
+    }
+
+    /// The WebSocket a 101 opens (once).
+    pub(crate) fn take_upgrade(&self) -> Option<Box<crate::ws::Pending>> {
+        match &self.0 {
+            Inner::Upgrade(ws) => ws.take(),
+            _ => None,
+        }
+    }
+
     /// Bytes still to send (0 for an event stream: not known).
     #[inline]
     pub fn len(&self) -> u64 {
         match &self.0 {
             Inner::Bytes(b) => b.as_ref().map_or(0, |b| b.len() as u64),
             Inner::File(f) => f.end - f.pos,
-            Inner::Events(_) => 0,
+            Inner::Events(_) | Inner::Upgrade(_) => 0,
         }
     }
 
@@ -123,6 +140,7 @@ impl hyper::body::Body for Body {
             Inner::Bytes(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Inner::File(f) => f.poll_chunk(cx).map(|c| c.map(|r| r.map(Frame::data))),
             Inner::Events(e) => e.poll_chunk(cx).map(|c| c.map(|b| Ok(Frame::data(b)))),
+            Inner::Upgrade(_) => Poll::Ready(None),
         }
     }
 
@@ -132,6 +150,7 @@ impl hyper::body::Body for Body {
             Inner::Bytes(b) => b.is_none(),
             Inner::File(f) => f.pos >= f.end && f.reading.is_none(),
             Inner::Events(_) => false,
+            Inner::Upgrade(_) => true,
         }
     }
 

@@ -4,18 +4,19 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::time::Duration;
 
 use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::Watcher;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::{HttpLimits, Protocols};
 use crate::convert::HttpResponse;
+use crate::drain::Watcher;
 use crate::io::{H2Io, Io};
 use crate::timeouts::{Activity, Timed};
 use crate::{reject, Handler};
@@ -89,11 +90,7 @@ impl<H: Handler> Server<H> {
         let _ = stream.set_nodelay(true);
         if self.tls.is_none() && !self.h2c {
             // Plain HTTP/1.1, the common case: straight to hyper.
-            let conn = self.h1(Io::Plain(stream), watcher);
-            tokio::task::spawn_local(async move {
-                // Client resets and timeouts end a connection; nothing to report.
-                let _ = conn.await;
-            });
+            tokio::task::spawn_local(self.h1(Io::Plain(stream), watcher));
             return;
         }
         let me = self.clone();
@@ -103,42 +100,63 @@ impl<H: Handler> Server<H> {
                 let Ok(Ok(stream)) = tokio::time::timeout(within, tls.accept(stream)).await else {
                     return; // not TLS, too slow, or no common ground: nothing to answer
                 };
-                let _ = match stream.get_ref().1.alpn_protocol() {
-                    Some(b"h2") => me.h2(Io::Tls(Box::new(stream)), watcher).await,
+                match stream.get_ref().1.alpn_protocol() {
+                    Some(b"h2") => {
+                        let _ = me.h2(Io::Tls(Box::new(stream)), watcher).await;
+                    }
                     // An ACME CA's check: answered by the handshake itself.
-                    Some(crate::tls::ACME_TLS_ALPN) => return,
+                    Some(crate::tls::ACME_TLS_ALPN) => {}
                     _ => me.h1(Io::Tls(Box::new(stream)), watcher).await,
-                };
+                }
             } else {
                 match tokio::time::timeout(within, starts_h2(&stream)).await {
                     Ok(Ok(true)) => {
                         let _ = me.h2(Io::Plain(stream), watcher).await;
                     }
-                    Ok(Ok(false)) => {
-                        let _ = me.h1(Io::Plain(stream), watcher).await;
-                    }
+                    Ok(Ok(false)) => me.h1(Io::Plain(stream), watcher).await,
                     _ => {}
                 }
             }
         });
     }
 
-    fn h1(&self, stream: Io, watcher: Watcher) -> impl Future<Output = hyper::Result<()>> + use<H> {
+    /// HTTP/1.1, served without hyper's upgrades: with them, hyper keeps
+    /// the socket as a `dyn` object for the upgraded connection, and its
+    /// read and write functions, no longer called from one place only, are
+    /// not inlined into hyper's (+200 instructions a request, io.rs; with
+    /// the larger connection state, +300). A 101 ends hyper's connection
+    /// anyway: when the service answered it for a WebSocket, the socket
+    /// (and the bytes hyper read past the request) is taken back from
+    /// hyper and the WebSocket runs on a task of its own, with the
+    /// connection's drain watcher ([`upgrade`]).
+    fn h1(&self, stream: Io, watcher: Watcher) -> impl Future<Output = ()> + use<H> {
         let stream = Timed::new(stream, &self.limits);
         let service = self.service(stream.activity());
-        watcher.watch(self.h1.serve_connection(TokioIo::new(stream), service))
+        let mut conn = self.h1.serve_connection(TokioIo::new(stream), service);
+        async move {
+            let mut watcher = watcher;
+            // Client resets and timeouts end a connection; nothing to report.
+            if watcher.watch(Pin::new(&mut conn)).await.is_ok() {
+                upgrade(conn, watcher);
+            }
+        }
     }
 
     fn h2(&self, stream: Io, watcher: Watcher) -> impl Future<Output = hyper::Result<()>> + use<H> {
         let stream = Timed::multiplexed(stream, &self.limits);
         let service = self.service_h2(stream.activity());
-        watcher.watch(
-            self.h2
-                .serve_connection(TokioIo::new(H2Io(stream)), service),
-        )
+        let conn = self
+            .h2
+            .serve_connection(TokioIo::new(H2Io(stream)), service);
+        async move {
+            let mut watcher = watcher;
+            watcher.watch(pin!(conn)).await
+        }
     }
 
-    /// HTTP/1.1's service: one request at a time, answered in order.
+    /// HTTP/1.1's service: one request at a time, answered in order. A
+    /// 101 that opens a WebSocket leaves it with the connection's
+    /// [`Activity`] for [`upgrade`].
     fn service(
         &self,
         activity: Activity,
@@ -161,6 +179,9 @@ impl<H: Handler> Server<H> {
                     None => h.handle(req).await,
                 };
                 activity.answered();
+                if res.status() == hyper::StatusCode::SWITCHING_PROTOCOLS {
+                    return Ok(switching(res, &activity));
+                }
                 Ok::<_, Infallible>(res)
             }
         })
@@ -204,6 +225,34 @@ struct InApp(Activity);
 impl Drop for InApp {
     fn drop(&mut self) {
         self.0.answered();
+    }
+}
+
+/// A 101 from the HTTP/1.1 service: the WebSocket its body carries, if
+/// any, is left with the connection (see [`upgrade`]). Out of line and by
+/// value: borrowing the response in the service instead (its body, or its
+/// extensions) cost every response a `memcpy` of it, +29 instructions a
+/// request; this way the check costs about +20.
+#[cold]
+#[inline(never)]
+fn switching(res: HttpResponse, activity: &Activity) -> HttpResponse {
+    if let Some(ws) = res.body().take_upgrade() {
+        activity.upgrade(ws);
+    }
+    res
+}
+
+/// After hyper's HTTP/1.1 connection has ended well: if the service
+/// answered 101 for a WebSocket, it runs on a task of its own over the
+/// socket hyper gives back, keeping the drain's `watcher`.
+fn upgrade<S>(conn: http1::Connection<TokioIo<Timed<Io>>, S>, watcher: Watcher)
+where
+    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = crate::Body>,
+{
+    let parts = conn.into_parts();
+    let (io, activity) = parts.io.into_inner().into_parts();
+    if let Some(ws) = activity.take_upgrade() {
+        tokio::task::spawn_local(ws.run(io, parts.read_buf, watcher));
     }
 }
 

@@ -40,6 +40,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::config::HttpLimits;
 use crate::head_scan::HeadScan;
+use crate::ws::Pending;
 
 /// What a connection is doing, and since when for the timed phases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +76,9 @@ struct Shared {
     scanned: Cell<Scanned>,
     /// Requests in the app's hands (HTTP/2 runs several at once).
     in_app: Cell<u32>,
+    /// A WebSocket the service answered 101 for (HTTP/1.1): the connection
+    /// task hands it the socket once hyper lets go of it (conn.rs).
+    upgrade: Cell<Option<Box<Pending>>>,
 }
 
 /// The connection's phase, shared by its [`Timed`] stream and its service.
@@ -102,6 +106,18 @@ impl Activity {
         if left == 0 {
             self.0.phase.set(Phase::Answered);
         }
+    }
+
+    /// The service answered 101 for `ws`: once hyper has written the 101,
+    /// the socket is its.
+    #[cold]
+    pub(crate) fn upgrade(&self, ws: Box<Pending>) {
+        self.0.upgrade.set(Some(ws));
+    }
+
+    /// The WebSocket the service answered 101 for, if any.
+    pub(crate) fn take_upgrade(&self) -> Option<Box<Pending>> {
+        self.0.upgrade.take()
     }
 }
 
@@ -154,6 +170,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Timed<S> {
                 phase: Cell::new(Phase::Fresh(now)),
                 scanned: Cell::new(Scanned::Nothing),
                 in_app: Cell::new(0),
+                upgrade: Cell::new(None),
             })),
             header,
             idle,
@@ -179,6 +196,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Timed<S> {
 
     pub(crate) fn activity(&self) -> Activity {
         self.phase.clone()
+    }
+
+    /// The socket, and what its service shared with it; the clocks stop.
+    pub(crate) fn into_parts(self) -> (S, Activity) {
+        (self.stream, self.phase)
     }
 
     /// Bytes arrived.

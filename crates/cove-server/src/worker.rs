@@ -6,7 +6,6 @@ use std::net::TcpListener as StdListener;
 use std::rc::Rc;
 use std::time::Duration;
 
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::LocalSet;
@@ -15,6 +14,7 @@ use cove_core::log;
 
 use crate::config::{HttpLimits, Protocols};
 use crate::conn::Server;
+use crate::drain::Drain;
 use crate::Handler;
 
 pub(crate) fn run<H: Handler>(
@@ -32,7 +32,7 @@ pub(crate) fn run<H: Handler>(
         let listener = TcpListener::from_std(listener)?;
         let handler = Rc::new(handler);
         handler.start();
-        let graceful = GracefulShutdown::new();
+        let graceful = Drain::new();
         let server = Rc::new(Server::new(handler, limits, &protocols));
         let mut failed_accepts = 0u64;
         loop {

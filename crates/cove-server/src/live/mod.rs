@@ -1,6 +1,6 @@
-//! Long-lived responses on one worker: Server-Sent Events streams (and
-//! the WebSocket connections that will share this registry), subscribed to
-//! topics, fed by the process's pub/sub hub.
+//! Long-lived connections on one worker: Server-Sent Events streams and
+//! WebSocket connections (ws/), subscribed to topics, fed by the process's
+//! pub/sub hub.
 //!
 //! [`Live`] keeps, per topic, the queues of this worker's subscribers. A
 //! task reads the worker's [`Feed`] and offers each message to the queues
@@ -23,6 +23,7 @@ use tokio::sync::{broadcast, mpsc};
 use cove_core::{log, EventStream, Feed, Published};
 
 use crate::convert::{closing, HttpResponse};
+use crate::ws::{Out, Pushed, Queue};
 use crate::Body;
 
 pub(crate) use events_body::EventsBody;
@@ -34,7 +35,36 @@ pub const QUEUE: usize = 256;
 pub const MAX_PER_WORKER: usize = 10_000;
 
 /// A queue of messages for one subscriber.
-type Sink = mpsc::Sender<Arc<Published>>;
+enum Sink {
+    /// An event stream's.
+    Stream(mpsc::Sender<Arc<Published>>),
+    /// A WebSocket connection's (its length bounded by its own limit).
+    Socket(Queue),
+}
+
+/// What became of a message offered to a subscriber.
+enum Offer {
+    Taken,
+    TooSlow,
+    Gone,
+}
+
+impl Sink {
+    fn offer(&self, message: &Arc<Published>) -> Offer {
+        match self {
+            Sink::Stream(tx) => match tx.try_send(message.clone()) {
+                Ok(()) => Offer::Taken,
+                Err(mpsc::error::TrySendError::Full(_)) => Offer::TooSlow,
+                Err(mpsc::error::TrySendError::Closed(_)) => Offer::Gone,
+            },
+            Sink::Socket(queue) => match queue.push(Out::Published(message.clone())) {
+                Pushed::Queued => Offer::Taken,
+                Pushed::TooSlow => Offer::TooSlow,
+                Pushed::Closed => Offer::Gone,
+            },
+        }
+    }
+}
 
 /// One worker's subscribers.
 pub(crate) struct Live {
@@ -101,13 +131,13 @@ impl Live {
             return;
         };
         let mut slow = 0;
-        sinks.retain(|sink| match sink.try_send(message.clone()) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
+        sinks.retain(|sink| match sink.offer(message) {
+            Offer::Taken => true,
+            Offer::TooSlow => {
                 slow += 1;
                 false
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
+            Offer::Gone => false,
         });
         if sinks.is_empty() {
             topics.remove(&message.topic);
@@ -115,7 +145,7 @@ impl Live {
         if slow > 0 {
             self.dropped_slow.set(self.dropped_slow.get() + slow);
             log::warn(&format!(
-                "live: dropped {slow} subscriber(s) of {:?} that read too slowly ({QUEUE} messages queued)",
+                "live: dropped {slow} subscriber(s) of {:?} that read too slowly (their queues were full)",
                 message.topic
             ));
         }
@@ -124,18 +154,56 @@ impl Live {
     /// A queue subscribed to `topics`, and the guard that counts it open;
     /// `None` when the worker holds [`MAX_PER_WORKER`] already.
     fn subscribe(&self, topics: &[String]) -> Option<(mpsc::Receiver<Arc<Published>>, Open)> {
-        if self.open.get() >= MAX_PER_WORKER {
-            return None;
-        }
-        self.open.set(self.open.get() + 1);
+        let open = self.open_one(MAX_PER_WORKER)?;
         let (tx, rx) = mpsc::channel(QUEUE);
         let mut map = self.topics.borrow_mut();
         for topic in topics {
             map.entry(topic.as_str().into())
                 .or_default()
-                .push(tx.clone());
+                .push(Sink::Stream(tx.clone()));
         }
-        Some((rx, Open(self.open.clone())))
+        Some((rx, open))
+    }
+
+    /// Count one more live connection (event stream or WebSocket), unless
+    /// the worker holds `max` already.
+    pub(crate) fn open_one(&self, max: usize) -> Option<Open> {
+        if self.open.get() >= max {
+            return None;
+        }
+        self.open.set(self.open.get() + 1);
+        Some(Open(self.open.clone()))
+    }
+
+    /// Send what is published to `topic` to a WebSocket's `queue` too (once,
+    /// however often it subscribes).
+    pub(crate) fn subscribe_socket(&self, topic: &str, queue: &Queue) {
+        let mut map = self.topics.borrow_mut();
+        let sinks = map.entry(topic.into()).or_default();
+        let known = sinks
+            .iter()
+            .any(|s| matches!(s, Sink::Socket(q) if q.same(queue)));
+        if !known {
+            sinks.push(Sink::Socket(queue.clone()));
+        }
+    }
+
+    /// Stop sending `topic`'s messages to `queue`.
+    pub(crate) fn unsubscribe_socket(&self, topic: &str, queue: &Queue) {
+        let mut map = self.topics.borrow_mut();
+        let Some(sinks) = map.get_mut(topic) else {
+            return;
+        };
+        sinks.retain(|s| !matches!(s, Sink::Socket(q) if q.same(queue)));
+        if sinks.is_empty() {
+            map.remove(topic);
+        }
+    }
+
+    /// A subscriber dropped for being too slow, found elsewhere than in
+    /// [`Live::deliver`] (a WebSocket's queue filled by its own sends).
+    pub(crate) fn count_slow(&self) {
+        self.dropped_slow.set(self.dropped_slow.get() + 1);
     }
 
     /// The response `res` (already converted) as an event stream carrying

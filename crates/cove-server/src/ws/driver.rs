@@ -1,0 +1,318 @@
+//! One WebSocket connection, from the 101 to its end, on the worker's
+//! thread.
+//!
+//! Two halves run in one task. The reader takes the client's messages and
+//! hands each to the app in turn (the next is not read until the app has
+//! answered, so a client that sends faster than the app handles waits on
+//! TCP), applies the app's commands, sends a ping after `idle` of silence,
+//! and starts the close on server shutdown (1001). The writer empties the
+//! connection's [`Queue`] onto the socket, writing as much as is queued
+//! before each flush, and sends the close frame last.
+//!
+//! Ending: a client's close frame is answered (by tungstenite) and ends
+//! the connection; a close the server starts (the app, 1001, 1008, 1009)
+//! waits up to `close_timeout` for the client's answer; a missing pong or a
+//! broken socket ends it at once. The app's last event is its `Close`.
+
+use std::collections::HashSet;
+use std::pin::pin;
+
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+use tokio_tungstenite::WebSocketStream;
+
+use cove_core::{check_close, check_topic, log, Publisher, WsApp, WsCommand, WsConn, WsEvent};
+
+use super::queue::{Next, Out, Pushed, Queue};
+use super::socket::Socket;
+use super::WsLimits;
+use crate::drain::Watcher;
+use crate::live::{Live, Open};
+
+type Ws = WebSocketStream<Socket>;
+
+/// Close code for a message over the limit.
+const TOO_BIG: u16 = 1009;
+/// Close code on server shutdown.
+const GOING_AWAY: u16 = 1001;
+/// Close code the app sees when no close frame came (never sent).
+const ABNORMAL: u16 = 1006;
+/// Close code the app sees for a close frame without one (never sent).
+const NO_STATUS: u16 = 1005;
+
+/// Topics one connection may subscribe to.
+const MAX_TOPICS: usize = cove_core::MAX_EVENT_TOPICS;
+
+/// Everything one connection holds between events.
+pub(super) struct Driver {
+    pub(super) conn: WsConn,
+    pub(super) app: std::rc::Rc<dyn WsApp>,
+    pub(super) queue: Queue,
+    pub(super) live: std::rc::Rc<Live>,
+    pub(super) publisher: Option<Publisher>,
+    pub(super) limits: WsLimits,
+    pub(super) subscribed: HashSet<String>,
+}
+
+/// How the reader stopped.
+#[derive(Debug)]
+enum Ended {
+    /// The client's close frame (answered): its code and reason.
+    Peer(u16, String),
+    /// The socket ended or broke without a close frame.
+    Broken,
+    /// A message over the limit: the close (1009) is queued, the socket no
+    /// longer readable.
+    TooBig,
+    /// No answer to a ping.
+    NoPong,
+}
+
+impl Driver {
+    /// `open` counts the connection among the worker's live ones until
+    /// its socket is closed.
+    pub(super) async fn run(mut self, socket: Socket, watcher: Watcher, open: Open) {
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(self.limits.max_message))
+            .max_frame_size(Some(self.limits.max_frame));
+        let socket = WebSocketStream::from_raw_socket(socket, Role::Server, Some(config)).await;
+        let (sink, stream) = socket.split();
+        let queue = self.queue.clone();
+        let close_timeout = self.limits.close_timeout;
+
+        self.event(WsEvent::Open).await;
+        let mut writer = pin!(write(sink, queue.clone()));
+        let mut writer_done = false;
+        let mut ended = None;
+        {
+            let mut reader = pin!(self.read(stream, watcher));
+            let mut deadline: Option<Instant> = None;
+            loop {
+                let wait = deadline.unwrap_or_else(far_future);
+                tokio::select! {
+                    out = &mut reader, if ended.is_none() => {
+                        let wait_for_close = matches!(out, Ended::TooBig) && !writer_done;
+                        ended = Some(out);
+                        if !wait_for_close {
+                            break;
+                        }
+                        deadline.get_or_insert(Instant::now() + close_timeout);
+                    }
+                    sent = &mut writer, if !writer_done => {
+                        writer_done = true;
+                        if !sent || ended.is_some() {
+                            break;
+                        }
+                    }
+                    () = queue.closing(), if deadline.is_none() => {
+                        deadline = Some(Instant::now() + close_timeout);
+                    }
+                    () = tokio::time::sleep_until(wait), if deadline.is_some() => break,
+                }
+            }
+        }
+        let (code, reason) = match ended {
+            Some(Ended::Peer(code, reason)) => (code, reason),
+            _ => queue.close_code().unwrap_or((ABNORMAL, String::new())),
+        };
+        queue.end();
+        drop(open);
+        self.event(WsEvent::Close { code, reason }).await;
+        for topic in self.subscribed.drain() {
+            self.live.unsubscribe_socket(&topic, &queue);
+        }
+    }
+
+    /// Read until the client's close, a broken socket, a message over the
+    /// limit or a missing pong; hand each message to the app.
+    async fn read(&mut self, mut stream: SplitStream<Ws>, mut watcher: Watcher) -> Ended {
+        let (idle, pong_timeout) = (self.limits.idle, self.limits.pong_timeout);
+        let mut heard = Instant::now();
+        let mut pinged: Option<Instant> = None;
+        let mut stopped = false;
+        let mut peer_close: Option<(u16, String)> = None;
+        loop {
+            let wake = match pinged {
+                Some(at) => at + pong_timeout,
+                None => heard + idle,
+            };
+            // The watcher is kept to the end: the drain waits for it.
+            let stopping = async {
+                if stopped {
+                    std::future::pending().await
+                } else {
+                    watcher.stopping().await
+                }
+            };
+            tokio::select! {
+                got = stream.next() => {
+                    let message = match got {
+                        None => {
+                            return match peer_close {
+                                Some((code, reason)) => Ended::Peer(code, reason),
+                                None => Ended::Broken,
+                            }
+                        }
+                        Some(Err(WsError::Capacity(CapacityError::MessageTooLong { .. }))) => {
+                            self.queue.close(TOO_BIG, "message too big", true);
+                            return Ended::TooBig;
+                        }
+                        Some(Err(_)) => {
+                            return match peer_close {
+                                Some((code, reason)) => Ended::Peer(code, reason),
+                                None => Ended::Broken,
+                            }
+                        }
+                        Some(Ok(message)) => message,
+                    };
+                    heard = Instant::now();
+                    pinged = None;
+                    let (data, binary) = match message {
+                        Message::Text(text) => (bytes::Bytes::from(text), false),
+                        Message::Binary(data) => (data, true),
+                        Message::Close(frame) => {
+                            let (code, reason) = frame.map_or((NO_STATUS, String::new()), |f| {
+                                (u16::from(f.code), f.reason.to_string())
+                            });
+                            // tungstenite answers it; nothing more goes out.
+                            self.queue.peer_closed();
+                            peer_close = Some((code, reason));
+                            continue;
+                        }
+                        Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
+                    };
+                    // Once closing, what still arrives goes unheard.
+                    if !self.queue.is_closing() {
+                        self.event(WsEvent::Message { data, binary }).await;
+                    }
+                }
+                () = stopping => {
+                    stopped = true;
+                    self.queue.close(GOING_AWAY, "server shutting down", false);
+                }
+                () = tokio::time::sleep_until(wake), if !self.queue.is_closing() => {
+                    if pinged.is_some() {
+                        return Ended::NoPong;
+                    }
+                    self.queue.push_control(Message::Ping(Default::default()));
+                    pinged = Some(Instant::now());
+                }
+            }
+        }
+    }
+
+    /// Hand `event` to the app, then do what it asks.
+    async fn event(&mut self, event: WsEvent) {
+        let closed = matches!(event, WsEvent::Close { .. });
+        let commands = self.app.event(&self.conn, event).await;
+        for command in commands {
+            self.apply(command, closed);
+        }
+    }
+
+    fn apply(&mut self, command: WsCommand, closed: bool) {
+        match command {
+            WsCommand::Send { data, binary } => {
+                if closed {
+                    return;
+                }
+                let message = if binary {
+                    Message::Binary(data)
+                } else {
+                    Message::Text(text(data))
+                };
+                if self.queue.push(Out::Message(message)) == Pushed::TooSlow {
+                    self.live.count_slow();
+                    log::warn(&format!(
+                        "ws: closed connection {} of {}: its client read too slowly ({} messages queued)",
+                        self.conn.id, self.conn.request.path, self.limits.queue
+                    ));
+                }
+            }
+            WsCommand::Close { code, reason } => {
+                if let Err(e) = check_close(code, &reason) {
+                    log::error(&format!("ws {}: {e}", self.conn.request.path));
+                    self.queue.close(1011, "", false);
+                } else {
+                    self.queue.close(code, &reason, false);
+                }
+            }
+            WsCommand::Subscribe(topic) => {
+                if closed || self.subscribed.contains(&topic) {
+                    return;
+                }
+                if let Err(e) = check_topic(&topic) {
+                    log::error(&format!("ws {}: {e}", self.conn.request.path));
+                    return;
+                }
+                if self.subscribed.len() >= MAX_TOPICS {
+                    log::error(&format!(
+                        "ws {}: a connection subscribes to at most {MAX_TOPICS} topics",
+                        self.conn.request.path
+                    ));
+                    return;
+                }
+                self.live.subscribe_socket(&topic, &self.queue);
+                self.subscribed.insert(topic);
+            }
+            WsCommand::Unsubscribe(topic) => {
+                if self.subscribed.remove(&topic) {
+                    self.live.unsubscribe_socket(&topic, &self.queue);
+                }
+            }
+            WsCommand::Publish(message) => {
+                if let Some(publisher) = &self.publisher {
+                    publisher(message);
+                }
+            }
+        }
+    }
+}
+
+/// Empty `queue` onto the socket: true once the close frame is sent, false
+/// if the socket failed first.
+async fn write(mut sink: SplitSink<Ws, Message>, queue: Queue) -> bool {
+    loop {
+        match queue.next().await {
+            Next::Out(out) => {
+                let message = match out {
+                    Out::Message(m) => m,
+                    Out::Published(p) if p.binary => Message::Binary(p.data.clone()),
+                    Out::Published(p) => Message::Text(text(p.data.clone())),
+                };
+                if sink.feed(message).await.is_err() {
+                    return false;
+                }
+                if queue.is_empty() && sink.flush().await.is_err() {
+                    return false;
+                }
+            }
+            Next::Close(code, reason) => {
+                let frame = CloseFrame {
+                    code: CloseCode::from(code),
+                    reason: Utf8Bytes::from(reason),
+                };
+                return sink.send(Message::Close(Some(frame))).await.is_ok();
+            }
+        }
+    }
+}
+
+/// `data` as a text frame's payload: as it is when it is UTF-8, else with
+/// its bad bytes replaced.
+fn text(data: bytes::Bytes) -> Utf8Bytes {
+    match std::str::from_utf8(&data) {
+        // Checked just now: the conversion cannot fail.
+        Ok(_) => Utf8Bytes::try_from(data).unwrap_or_default(),
+        Err(_) => Utf8Bytes::from(String::from_utf8_lossy(&data).into_owned()),
+    }
+}
+
+fn far_future() -> Instant {
+    Instant::now() + std::time::Duration::from_secs(86_400 * 365)
+}
