@@ -34,6 +34,9 @@ pub const MAX_TOPICS: usize = 64;
 pub const MAX_TOPIC: usize = 256;
 /// Largest published message, in bytes.
 pub const MAX_MESSAGE: usize = 1024 * 1024;
+/// What `app.publish` says when no request is in progress (at load time).
+pub const PUBLISH_OUTSIDE_REQUEST: &str = "app.publish: call it from a handler or middleware (its messages are sent when the request's writes commit)";
+
 /// Messages one request may publish.
 pub const MAX_OUTBOX: usize = 1024;
 

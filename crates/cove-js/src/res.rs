@@ -213,7 +213,7 @@ fn publish<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>>
             .publish(&topic, data.into(), binary)
             .map_err(|e| format!("app.publish: {e}"))
     })
-    .unwrap_or_else(|| Err("app.publish: call it from a handler or middleware (its messages are sent when the request's writes commit)".into()))
+    .unwrap_or_else(|| Err(cove_core::PUBLISH_OUTSIDE_REQUEST.into()))
     .map_err(|e| throw(ctx, &e))?;
     Ok(Value::new_undefined(ctx.clone()))
 }

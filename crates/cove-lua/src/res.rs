@@ -265,9 +265,7 @@ impl CFn for AppPublish {
                 .res
                 .publish(&topic, data.into(), false)
                 .map_err(|e| format!("app.publish: {e}")),
-            None => Err(
-                "app.publish: call it from a handler or middleware (its messages are sent when the request's writes commit)".into(),
-            ),
+            None => Err(cove_core::PUBLISH_OUTSIDE_REQUEST.into()),
         })?;
         Ok(0)
     }

@@ -217,3 +217,38 @@ fn cove_test_sees_a_streams_first_events() {
         out.stdout
     );
 }
+
+/// `app.publish` at load time (no request to send it with) stops the start
+/// with the app's line and what to do, in both runtimes.
+#[test]
+fn publishing_at_load_time_is_refused_with_its_line() {
+    for (file, source) in [
+        (
+            "app.lua",
+            "app.get(\"/\", function(req, res) end)\napp.publish(\"t\", \"x\")\n",
+        ),
+        (
+            "app.js",
+            "import { app } from \"hull:app\";\napp.publish(\"t\", \"x\");\n",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(file);
+        std::fs::write(&path, source).unwrap();
+        let db = tmp.path().join("data.db");
+        let r = crate::util::run(&[
+            "-p",
+            "0",
+            "-d",
+            db.to_str().unwrap(),
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, Some(1), "{}", r.stderr);
+        let expected = format!("{file}:2: {}", cove_core::PUBLISH_OUTSIDE_REQUEST);
+        assert!(
+            r.stderr.contains(&expected),
+            "{expected:?} in:\n{}",
+            r.stderr
+        );
+    }
+}
