@@ -278,10 +278,7 @@ fn module<'js>(
     for f in cap::module_functions(spec) {
         let Some(name) = f.js else { continue };
         if f.reading().is_some() {
-            let index = cap::functions()
-                .iter()
-                .position(|g| std::ptr::eq(g, f))
-                .unwrap_or(usize::MAX);
+            let index = f.index();
             let qualified = format!("{}.{name}", spec.trim_start_matches("hull:"));
             obj.set(
                 name,

@@ -195,10 +195,7 @@ impl CText for ReadText {
 
 /// A plain C function closing over the reading's index.
 fn reading(lua: &Lua, f: &'static CapFn, read: Reading) -> mlua::Result<mlua::Function> {
-    let index = cap::functions()
-        .iter()
-        .position(|g| std::ptr::eq(g, f))
-        .unwrap_or(usize::MAX) as i64;
+    let index = f.index() as i64;
     crate::raw::exec(lua, (), |s| {
         s.push_int(index);
         match read {

@@ -134,6 +134,15 @@ impl CapFn {
         }
     }
 
+    /// Its place in [`functions`]: a binding's fast function keeps it to
+    /// find the entry again on each call.
+    pub fn index(&'static self) -> usize {
+        functions()
+            .iter()
+            .position(|g| std::ptr::eq(g, self))
+            .unwrap_or(usize::MAX)
+    }
+
     /// Its arguments are text, each as the runtime writes a value (Lua
     /// `tostring`, JS `String`, objects as JSON): the binding converts
     /// them so and passes them as [`CapValue::Str`].

@@ -81,6 +81,7 @@ fn time_and_log_go_through_the_table() {
         panic!("time.datetime reads text")
     };
     assert_eq!(read().len(), 20);
+    assert!(std::ptr::eq(&functions()[f.index()], f));
     let CapValue::Str(s) = f.call(&scope(Runtime::Lua, &kv), &[]).unwrap() else {
         panic!("a string")
     };
