@@ -83,7 +83,7 @@ pub fn dispatch<E: Engine>(routes: &RouteTable, engine: &E, call: TestCall) -> T
         plan.post.clear();
     }
     let params = match &mut plan.target {
-        Target::Route { params, .. } => std::mem::take(params),
+        Target::Route { params, .. } | Target::Socket { params, .. } => std::mem::take(params),
         _ => Default::default(),
     };
     let req = Request {

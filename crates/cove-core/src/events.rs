@@ -74,6 +74,9 @@ pub struct LiveParts {
     /// Messages published while the request ran, sent with the response
     /// ([`Response::publish`]).
     pub outbox: Vec<Published>,
+    /// Set when the response is a WebSocket event's: the event, and the
+    /// commands its handler gives.
+    pub socket: Option<crate::SocketTurn>,
 }
 
 /// What makes a response an event stream.

@@ -35,7 +35,7 @@ pub use job::{block_on, waiting_in_place, Job, JobFuture, JobOutput, JobWork};
 pub use limits::{release_heap, set_heap_release, Limits, OUT_OF_HEAP};
 pub use pipeline::{
     run_main, run_main_blocking, run_pre, run_pre_blocking, App, DbTurn, Engine, Flow, ScriptApp,
-    ScriptError, Step, TurnTx, TurnUse,
+    ScriptError, Step, TurnTx, TurnUse, UPGRADE_REQUIRED,
 };
 pub use query::{parse_query, percent_decode};
 pub use response::{Response, ResponseError, DEFAULT_CSP};
@@ -45,4 +45,7 @@ pub use router::{
 pub use suggest::{closest, hint};
 pub use text::{js_number, lua_float, utf8_lossy};
 pub use url::redact_url;
-pub use websocket::{check_close, WsApp, WsCommand, WsConn, WsEvent, WsFuture, MAX_CLOSE_REASON};
+pub use websocket::{
+    check_close, SocketTurn, WsApp, WsCommand, WsConn, WsEvent, WsFuture, MAX_CLOSE_REASON,
+    MAX_COMMANDS, WS_NOT_RUNNING,
+};

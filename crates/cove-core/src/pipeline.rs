@@ -209,13 +209,17 @@ pub fn run_main<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) -> 
     match &ex.plan.target {
         Target::Route { handler, .. } => {
             let handler = *handler;
-            let result = call_or_resume(engine, handler, ex, st);
-            if let Some(job) = ex.pending.take() {
-                return Step::Wait(job);
+            return run_handler(engine, handler, ex, st);
+        }
+        Target::Socket { handler, .. } => {
+            if ex.res.socket_turn().is_some() {
+                let handler = *handler;
+                return run_handler(engine, handler, ex, st);
             }
-            if let Err(e) = result {
-                failed(ex, e);
-            }
+            // The upgrade request itself: the server upgrades on this
+            // `Continue`; a caller that cannot (`cove test`) answers 426.
+            set_plain(&mut ex.res, Response::plain(426, UPGRADE_REQUIRED));
+            return Step::Done(Flow::Continue);
         }
         Target::NotFound => set_plain(&mut ex.res, Response::plain(404, "Not Found")),
         Target::MethodNotAllowed(allowed) => {
@@ -223,6 +227,28 @@ pub fn run_main<E: Engine>(engine: &E, ex: &mut Exchange, st: &mut E::State) -> 
             set_plain(&mut ex.res, Response::plain(405, "Method Not Allowed"));
             ex.res.headers.push(("Allow".to_string(), allow));
         }
+    }
+    Step::Done(Flow::Stop)
+}
+
+/// What a request for a WebSocket endpoint gets when it is not upgraded.
+pub const UPGRADE_REQUIRED: &str =
+    "Upgrade Required: this is a WebSocket endpoint; connect with a WebSocket client";
+
+/// Call (or resume) the route's handler, the request's last call.
+#[inline]
+fn run_handler<E: Engine>(
+    engine: &E,
+    handler: HandlerId,
+    ex: &mut Exchange,
+    st: &mut E::State,
+) -> Step {
+    let result = call_or_resume(engine, handler, ex, st);
+    if let Some(job) = ex.pending.take() {
+        return Step::Wait(job);
+    }
+    if let Err(e) = result {
+        failed(ex, e);
     }
     Step::Done(Flow::Stop)
 }
@@ -363,6 +389,35 @@ mod tests {
             .res
             .headers
             .contains(&("Allow".to_string(), "GET".to_string())));
+    }
+
+    #[test]
+    fn a_socket_request_runs_its_middleware_and_leaves_the_upgrade_to_the_server() {
+        let mut t = RouteTable::new();
+        t.add_middleware(Phase::Pre, "*", "/*", 1).unwrap();
+        t.add_middleware(Phase::Post, "*", "/*", 2).unwrap();
+        t.add_socket("/chat", 9).unwrap();
+        let engine = Fake {
+            calls: RefCell::new(vec![]),
+            stop_at: None,
+            fail_at: None,
+        };
+        let (mut ex, mut st) = (Exchange::new(Request::default(), t.plan("GET", "/chat")), 0);
+        assert_eq!(run_pre_blocking(&engine, &mut ex, &mut st), Flow::Continue);
+        assert_eq!(
+            blocking(&engine, &mut ex, &mut st, run_main),
+            Flow::Continue
+        );
+        assert_eq!(engine.calls.borrow().as_slice(), [1, 2]);
+        assert_eq!(ex.res.status, 426);
+        assert_eq!(&ex.res.body[..], UPGRADE_REQUIRED.as_bytes());
+        // An event of the connection calls the endpoint's handler alone.
+        let mut plan = t.plan("GET", "/chat");
+        (plan.pre, plan.post) = (vec![], vec![]);
+        let mut ex = Exchange::new(Request::default(), plan);
+        ex.res.start_socket_turn(1, crate::WsEvent::Open);
+        assert_eq!(blocking(&engine, &mut ex, &mut st, run_main), Flow::Stop);
+        assert_eq!(engine.calls.borrow().as_slice(), [1, 2, 9]);
     }
 
     /// Suspends once on `id`, then finishes with the job's output as body.

@@ -34,6 +34,8 @@ struct Route {
     pattern: String,
     segments: Vec<Segment>,
     handler: HandlerId,
+    /// A WebSocket endpoint (`app.ws`): a GET route whose requests upgrade.
+    socket: bool,
 }
 
 /// A middleware path pattern: `/health` (exact), `/api/*` (prefix) or `/*` (all).
@@ -90,6 +92,12 @@ pub enum RouteError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     Route {
+        handler: HandlerId,
+        params: Params,
+    },
+    /// A WebSocket endpoint: the request upgrades once its middleware has
+    /// run, and `handler` is then called for each event of the connection.
+    Socket {
         handler: HandlerId,
         params: Params,
     },
@@ -152,6 +160,22 @@ impl RouteTable {
         pattern: &str,
         handler: HandlerId,
     ) -> Result<(), RouteError> {
+        self.add(method, pattern, handler, false)
+    }
+
+    /// A WebSocket endpoint at `pattern`: GET requests to it upgrade, and
+    /// `handler` runs for each event of their connections.
+    pub fn add_socket(&mut self, pattern: &str, handler: HandlerId) -> Result<(), RouteError> {
+        self.add("GET", pattern, handler, true)
+    }
+
+    fn add(
+        &mut self,
+        method: &str,
+        pattern: &str,
+        handler: HandlerId,
+        socket: bool,
+    ) -> Result<(), RouteError> {
         check_method(method)?;
         if !pattern.starts_with('/') {
             return Err(RouteError::BadPattern(pattern.to_string()));
@@ -183,6 +207,7 @@ impl RouteTable {
             pattern: pattern.to_string(),
             segments,
             handler,
+            socket,
         });
         Ok(())
     }
@@ -209,11 +234,13 @@ impl RouteTable {
         self.routes.len()
     }
 
-    /// `(method, pattern)` of every route, in registration order.
+    /// `(method, pattern)` of every route, in registration order; a
+    /// WebSocket endpoint's method is `WS`.
     pub fn routes(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.routes
-            .iter()
-            .map(|r| (r.method.as_str(), r.pattern.as_str()))
+        self.routes.iter().map(|r| match r.socket {
+            true => ("WS", r.pattern.as_str()),
+            false => (r.method.as_str(), r.pattern.as_str()),
+        })
     }
 
     /// `(method, pattern, phase)` of every middleware, in registration order.
@@ -282,16 +309,10 @@ impl RouteTable {
                 (None, None) => break,
             };
             if route.method == method {
-                return Target::Route {
-                    handler: route.handler,
-                    params: captures(&route.segments, &parts),
-                };
+                return route.target(&parts);
             }
             if method == "HEAD" && route.method == "GET" && head_fallback.is_none() {
-                head_fallback = Some(Target::Route {
-                    handler: route.handler,
-                    params: captures(&route.segments, &parts),
-                });
+                head_fallback = Some(route.target(&parts));
             }
             if !allowed.contains(&route.method) {
                 allowed.push(route.method.clone());
@@ -301,6 +322,17 @@ impl RouteTable {
             Some(t) => t,
             None if !allowed.is_empty() => Target::MethodNotAllowed(allowed),
             None => Target::NotFound,
+        }
+    }
+}
+
+impl Route {
+    /// What a request for this route, its path split into `parts`, resolves to.
+    fn target(&self, parts: &[&str]) -> Target {
+        let (handler, params) = (self.handler, captures(&self.segments, parts));
+        match self.socket {
+            false => Target::Route { handler, params },
+            true => Target::Socket { handler, params },
         }
     }
 }
@@ -366,6 +398,29 @@ mod tests {
             ),
             other => panic!("expected a route, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_socket_route_is_a_get_route_that_resolves_to_its_endpoint() {
+        let mut t = RouteTable::new();
+        t.add_socket("/rooms/:room", 0).unwrap();
+        t.add_route("POST", "/rooms/:room", 1).unwrap();
+        match t.plan("GET", "/rooms/a").target {
+            Target::Socket { handler, params } => {
+                assert_eq!(handler, 0);
+                assert_eq!(&*params[0].0, "room");
+                assert_eq!(params[0].1, "a");
+            }
+            other => panic!("expected the endpoint, got {other:?}"),
+        }
+        assert_eq!(route(&t.plan("POST", "/rooms/a").target).0, 1);
+        assert_eq!(
+            t.plan("PUT", "/rooms/a").target,
+            Target::MethodNotAllowed(vec!["GET".into(), "POST".into()])
+        );
+        let listed: Vec<_> = t.routes().collect();
+        assert_eq!(listed, [("WS", "/rooms/:room"), ("POST", "/rooms/:room")]);
+        assert!(t.add_socket("chat", 2).is_err());
     }
 
     #[test]

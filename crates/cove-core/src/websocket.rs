@@ -10,7 +10,7 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 
-use crate::{check_topic, Published, Request};
+use crate::{check_topic, Published, Request, Response};
 
 /// One WebSocket connection, as its events name it.
 #[derive(Debug)]
@@ -67,6 +67,59 @@ pub type WsFuture<'a> = Pin<Box<dyn Future<Output = Vec<WsCommand>> + 'a>>;
 /// connection, never twice at once for one connection.
 pub trait WsApp: 'static {
     fn event<'a>(&'a self, conn: &'a WsConn, event: WsEvent) -> WsFuture<'a>;
+}
+
+/// A script's handling of one event: what the server hands the engine on
+/// the exchange's response ([`Response::socket_turn`]), and what the
+/// handler's `ws` calls ask for ([`Response::socket_command`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketTurn {
+    /// The connection the event is for ([`WsConn::id`]).
+    pub conn: u64,
+    pub event: WsEvent,
+    pub commands: Vec<WsCommand>,
+}
+
+/// Most commands one event's handler gives (beyond the connection's queue,
+/// [`MAX_OUTBOX`](crate::MAX_OUTBOX)-like: a loop that never ends is
+/// stopped here, not by the heap).
+pub const MAX_COMMANDS: usize = 4096;
+
+/// The refusal of a `ws` call outside its connection's own handlers.
+pub const WS_NOT_RUNNING: &str = "this connection's handler is not running: a connection is reached only from its own open, message and close handlers; reach others with ws:subscribe and app.publish (they may be on another worker)";
+
+impl Response {
+    /// The event being handled, when this response is a WebSocket event's.
+    pub fn socket_turn(&self) -> Option<&SocketTurn> {
+        self.live.as_ref()?.socket.as_ref()
+    }
+
+    /// Make this the response of `conn`'s event `event`.
+    pub fn start_socket_turn(&mut self, conn: u64, event: WsEvent) {
+        self.live.get_or_insert_with(Default::default).socket = Some(SocketTurn {
+            conn,
+            event,
+            commands: Vec::new(),
+        });
+    }
+
+    /// Queue `command` for connection `conn`, which must be the one whose
+    /// event is being handled.
+    pub fn socket_command(&mut self, conn: u64, command: WsCommand) -> Result<(), String> {
+        let turn = self
+            .live
+            .as_mut()
+            .and_then(|l| l.socket.as_mut())
+            .filter(|t| t.conn == conn)
+            .ok_or(WS_NOT_RUNNING)?;
+        if turn.commands.len() >= MAX_COMMANDS {
+            return Err(format!(
+                "a handler sends at most {MAX_COMMANDS} messages and commands per event"
+            ));
+        }
+        turn.commands.push(command);
+        Ok(())
+    }
 }
 
 /// Longest close reason, in bytes (a close frame's payload is at most 125
@@ -132,6 +185,32 @@ mod tests {
         let long = "x".repeat(MAX_CLOSE_REASON + 1);
         assert!(check_close(1000, &long).unwrap_err().contains("at most"));
         assert!(WsCommand::close(1000, &long[1..]).is_ok());
+    }
+
+    #[test]
+    fn commands_go_only_to_the_connection_whose_event_runs() {
+        let mut res = Response::new();
+        assert!(res.socket_turn().is_none());
+        assert_eq!(
+            res.socket_command(1, WsCommand::text("x")),
+            Err(WS_NOT_RUNNING.into())
+        );
+        res.start_socket_turn(7, WsEvent::Open);
+        assert_eq!(
+            res.socket_command(8, WsCommand::text("x")),
+            Err(WS_NOT_RUNNING.into())
+        );
+        res.socket_command(7, WsCommand::text("x")).unwrap();
+        let turn = res.socket_turn().unwrap();
+        assert_eq!((turn.conn, &turn.event), (7, &WsEvent::Open));
+        assert_eq!(turn.commands, [WsCommand::text("x")]);
+        for _ in 1..MAX_COMMANDS {
+            res.socket_command(7, WsCommand::text("x")).unwrap();
+        }
+        assert!(res
+            .socket_command(7, WsCommand::text("x"))
+            .unwrap_err()
+            .contains("at most"));
     }
 
     #[test]

@@ -59,6 +59,11 @@ fn register(
     Ok(MultiValue::new())
 }
 
+/// `app.ws(pattern, handlers)`: the prelude's dispatcher for the endpoint.
+pub(crate) fn register_socket(lua: &Lua, pattern: &str, f: Function) -> mlua::Result<MultiValue> {
+    register(lua, "ws", f, |t, id| t.add_socket(pattern, id))
+}
+
 /// Every `app.*` function raises its failures as plain strings at the
 /// caller's line (bind.rs `raising`), as `db.*` does.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {

@@ -80,6 +80,7 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Tabl
     raw.raw_set("require", modules::require_fn(lua, lua.create_table()?)?)?;
     raw.raw_set("res", crate::res::res_functions(lua)?)?;
     req::add_raw(lua, &raw)?;
+    crate::ws::add_raw(lua, &raw)?;
     let prelude = lua
         .load(PRELUDE)
         .set_name("=[cove]")

@@ -41,5 +41,7 @@ pub mod testing;
 mod tests;
 #[forbid(unsafe_code)]
 mod vm;
+#[forbid(unsafe_code)]
+mod ws;
 
 pub use engine::{LuaApp, LuaConfig, LuaEngine};

@@ -17,7 +17,7 @@ use std::rc::Rc;
 use mlua::{Lua, Table};
 
 use cove_caps::Csp;
-use cove_core::Response;
+use cove_core::{Response, WsCommand, WsEvent};
 
 use crate::raw::json::encode_slot;
 use crate::raw::{function, CFn, Stack, View};
@@ -187,7 +187,7 @@ impl CFn for ResRedirect {
 
 /// What an event or a published message carries: a string as it is, a
 /// number as text, anything else as JSON.
-fn data_arg(s: &mut Stack<'_>, idx: c_int, api: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn data_arg(s: &mut Stack<'_>, idx: c_int, api: &str) -> Result<Vec<u8>, String> {
     match s.arg(idx) {
         View::Str(bytes) => Ok(bytes.to_vec()),
         View::Int(n) => Ok(n.to_string().into_bytes()),
@@ -288,4 +288,24 @@ pub(crate) fn res_functions(lua: &Lua) -> mlua::Result<Table> {
     t.raw_set("subscribe", function::<ResSubscribe>(lua)?)?;
     t.raw_set("event", function::<ResEvent>(lua)?)?;
     Ok(t)
+}
+
+/// Queue `command` for connection `conn`, whose event must be the one in
+/// progress (`ws:{api}`).
+pub(crate) fn socket_command(api: &str, conn: u64, command: WsCommand) -> Result<(), String> {
+    CURRENT
+        .with(|c| match c.borrow_mut().as_mut() {
+            Some(cur) => cur.res.socket_command(conn, command),
+            None => Err(cove_core::WS_NOT_RUNNING.into()),
+        })
+        .map_err(|e| format!("ws:{api}: {e}"))
+}
+
+/// The WebSocket event in progress, if the call in progress handles one.
+pub(crate) fn socket_event() -> Option<(u64, WsEvent)> {
+    CURRENT.with(|c| {
+        let c = c.borrow();
+        let turn = c.as_ref()?.res.socket_turn()?;
+        Some((turn.conn, turn.event.clone()))
+    })
 }

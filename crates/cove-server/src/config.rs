@@ -20,6 +20,8 @@ pub struct ServerConfig {
     pub dev_errors: Option<AppFiles>,
     /// HTTPS, HTTP/2 and the HTTP redirect (docs/protocols.md).
     pub protocols: Protocols,
+    /// WebSocket connections' limits (docs/protocols.md).
+    pub ws: crate::WsLimits,
 }
 
 /// What the listeners speak besides plain HTTP/1.1.

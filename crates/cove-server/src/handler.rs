@@ -17,6 +17,9 @@ use cove_core::{
 };
 
 use crate::convert::{closing, request_head, to_http, HttpResponse};
+use crate::ws::Sockets;
+
+mod socket;
 use crate::dev_error::DevErrors;
 use crate::live::Live;
 use crate::static_files::{self, StaticFiles};
@@ -50,12 +53,15 @@ pub struct ScriptHandler<A> {
     feed: RefCell<Option<Feed>>,
     /// Sends what a request published, once its response is sent.
     publisher: Option<Publisher>,
+    /// WebSocket connections (`app.ws` routes) on this worker.
+    sockets: Sockets,
 }
 
 impl<A: App + 'static> ScriptHandler<A> {
     /// Serve `app` with the body limit of `config`, and, when it asks for
     /// them (`cove dev`), error pages.
     pub fn new(app: A, config: &ServerConfig) -> Self {
+        let live = Rc::new(Live::new(config.http.idle_timeout));
         ScriptHandler {
             app,
             max_body: config.limits.max_body,
@@ -63,9 +69,10 @@ impl<A: App + 'static> ScriptHandler<A> {
             committed: Notify::new(),
             statics: None,
             dev_errors: config.dev_errors.clone().map(DevErrors::new),
-            live: Rc::new(Live::new(config.http.idle_timeout)),
+            live: live.clone(),
             feed: RefCell::new(None),
             publisher: None,
+            sockets: Sockets::new(config.ws.clone(), live, None),
         }
     }
 
@@ -74,6 +81,7 @@ impl<A: App + 'static> ScriptHandler<A> {
     /// `publisher` (the same hub).
     pub fn with_pubsub(mut self, feed: Feed, publisher: Publisher) -> Self {
         *self.feed.borrow_mut() = Some(feed);
+        self.sockets.set_publisher(publisher.clone());
         self.publisher = Some(publisher);
         self
     }
@@ -266,7 +274,10 @@ async fn drive<E: Engine>(
     }
 }
 
-impl<A: App + 'static> Handler for ScriptHandler<A> {
+impl<A: App + 'static> Handler for ScriptHandler<A>
+where
+    <A::Engine as Engine>::State: 'static,
+{
     fn start(self: &Rc<Self>) {
         if let Some(feed) = self.feed.borrow_mut().take() {
             self.live.follow(feed);
@@ -285,7 +296,7 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
         }
         let mut head = request_head(&mut parts);
         let mut plan = self.app.routes().plan(&head.method, &head.path);
-        if let Target::Route { params, .. } = &mut plan.target {
+        if let Target::Route { params, .. } | Target::Socket { params, .. } = &mut plan.target {
             head.params = std::mem::take(params);
         }
         let engine = self.app.engine();
@@ -331,10 +342,14 @@ impl<A: App + 'static> Handler for ScriptHandler<A> {
                 Err(BodyError::Broken) => return closing(400, "Bad Request"),
             }
         }
-        drive(engine, &mut ex, &mut state, run_main, commit).await;
+        let flow = drive(engine, &mut ex, &mut state, run_main, commit).await;
         // Its reads may have left the turn's read snapshot open.
         if ex.turn.left_open {
             self.schedule_commit();
+        }
+        // Only a WebSocket endpoint's request goes on past its handler.
+        if flow == Flow::Continue {
+            return Box::pin(self.upgrade(&mut parts, ex, state)).await;
         }
         // A response that acknowledges no write goes out without a wait
         // (and without moving the exchange into one more future).

@@ -23,10 +23,6 @@ mod static_files;
 mod timeouts;
 mod tls;
 mod worker;
-// Not routed to yet: the script side (`app.ws`) will call
-// `ws::Sockets::upgrade` from `ScriptHandler`; until then the ws tests
-// drive it through a handler of their own.
-#[cfg_attr(not(test), allow(dead_code))]
 mod ws;
 
 pub use body::Body;
@@ -35,3 +31,4 @@ pub use handler::{Baseline, Handler, ScriptHandler};
 pub use reload::{reloading, Reload, Reloading};
 pub use serve::{check_addr, serve, serve_then, ServerError};
 pub use tls::{Acme, AcmeSettings, Certs, TlsFiles, TlsSource, LETS_ENCRYPT};
+pub use ws::WsLimits;

@@ -306,6 +306,11 @@ pub struct ServeArgs {
     #[arg(long, default_value = "1m", value_parser = parse_size)]
     pub max_body: usize,
 
+    /// Largest WebSocket message (and frame) a client may send; a bigger
+    /// one closes its connection with 1009.
+    #[arg(long, default_value = "1m", value_parser = parse_size)]
+    pub ws_max_message: usize,
+
     /// Instructions a handler or middleware call may run before it is
     /// stopped with a 500 (a runaway loop); 0 is taken as the default, as in Hull.
     #[arg(

@@ -225,6 +225,11 @@ pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerC
         label: app.runtime.label().to_string(),
         dev_errors: None,
         protocols: protocols(args)?,
+        ws: cove_server::WsLimits {
+            max_message: args.ws_max_message,
+            max_frame: args.ws_max_message,
+            ..Default::default()
+        },
     })
 }
 
@@ -307,6 +312,7 @@ pub fn baseline(args: &BaselineArgs) -> Result<()> {
         label: "baseline, no script".to_string(),
         dev_errors: None,
         protocols: Protocols::default(),
+        ws: Default::default(),
     };
     cove_server::serve(&config, |_| Ok(Baseline))?;
     Ok(())

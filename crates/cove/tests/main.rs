@@ -52,3 +52,4 @@ mod storage_faults;
 mod templates;
 mod testing;
 mod typescript;
+mod websocket;

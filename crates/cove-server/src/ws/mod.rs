@@ -29,12 +29,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::FutureExt;
-use hyper::body::Incoming;
 use hyper::upgrade::OnUpgrade;
 
-use cove_core::{Params, Publisher, WsApp, WsConn};
+use cove_core::{Publisher, Request, WsApp, WsConn};
+use hyper::http::request::Parts;
 
-use crate::convert::{closing, request_head, HttpResponse};
+use crate::convert::{closing, HttpResponse};
 use crate::drain::Watcher;
 use crate::io::Io;
 use crate::live::{Live, Open, MAX_PER_WORKER};
@@ -100,29 +100,31 @@ impl Sockets {
         }
     }
 
-    /// Answer `req`, a request for a WebSocket endpoint served by `app`
-    /// (`params`: its route's captures): 101, and the connection driven on
-    /// this worker from then on; or the refusal (400, 426, 503).
+    /// Send what connections publish with `publisher` (the process's hub).
+    pub(crate) fn set_publisher(&mut self, publisher: Publisher) {
+        self.publisher = Some(publisher);
+    }
+
+    /// Answer `request` (its head taken from `parts`), a request for a
+    /// WebSocket endpoint served by `app`: 101, and the connection driven
+    /// on this worker from then on; or the refusal (400, 426, 503).
     pub(crate) fn upgrade(
         &self,
-        mut req: hyper::Request<Incoming>,
+        parts: &mut Parts,
+        request: Request,
         app: Rc<dyn WsApp>,
-        params: Params,
     ) -> HttpResponse {
-        let accept = match handshake::check(req.method(), req.version(), req.headers()) {
+        let accept = match handshake::check(&parts.method, parts.version, &request.headers) {
             Ok(accept) => accept,
             Err(refusal) => return refusal.response(),
         };
         // hyper adds this to HTTP/1.1 requests that ask for an upgrade.
-        let Some(on_upgrade) = req.extensions_mut().remove::<OnUpgrade>() else {
+        let Some(on_upgrade) = parts.extensions.remove::<OnUpgrade>() else {
             return handshake::Refusal::Version.response();
         };
         let Some(open) = self.live.open_one(self.limits.max_connections) else {
             return closing(503, "Service Unavailable: too many open connections");
         };
-        let (mut parts, _) = req.into_parts();
-        let mut request = request_head(&mut parts);
-        request.params = params;
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         let conn = WsConn { id, request };

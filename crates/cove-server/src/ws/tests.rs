@@ -24,6 +24,7 @@ use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 use cove_core::{Feed, Published, WsApp, WsCommand, WsConn, WsEvent, WsFuture};
 
 use super::*;
+use hyper::body::Incoming;
 use crate::config::{HttpLimits, Protocols};
 use crate::convert::to_http;
 use crate::Handler;
@@ -91,7 +92,9 @@ impl Handler for TestHandler {
             "/chat" => self.chat.clone(),
             _ => return to_http(cove_core::Response::plain(404, "Not Found")),
         };
-        self.sockets.upgrade(req, app, Params::default())
+        let (mut parts, _) = req.into_parts();
+        let request = crate::convert::request_head(&mut parts);
+        self.sockets.upgrade(&mut parts, request, app)
     }
 }
 
