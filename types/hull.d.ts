@@ -46,6 +46,30 @@ declare namespace Hull {
   type Handler = (req: Hull.Request, res: Hull.Response) => unknown;
   /** A middleware: function(req, res) / (req, res) => …; a non-zero number or true stops the request and sends res as it is, anything else goes on (a JS promise is awaited first) */
   type Middleware = (req: Hull.Request, res: Hull.Response) => unknown;
+  /** One WebSocket connection (ws), given to its endpoint's handlers; usable only inside them (reach other connections with subscribe and app.publish) */
+  interface WebSocket {
+    /** the connection's number, unique among the open connections of its worker */
+    id: number;
+    /** the upgrade request's req.ctx (what middleware put there); keep the connection's own state here */
+    ctx: Record<string, any>;
+    /** send a message once the handler returns and its writes commit: a string as text (as binary when binary is true), JS bytes as binary, anything else as JSON text */
+    send(data: any, binary?: boolean): void;
+    /** close the connection (code 1000 by default; 1000-1003, 1007-1014 or 3000-4999; a reason of at most 123 bytes) */
+    close(code?: number, reason?: string): void;
+    /** send this connection every message app.publish sends to topic, from any worker or process */
+    subscribe(topic: string): void;
+    /** stop sending this connection the topic's messages */
+    unsubscribe(topic: string): void;
+  }
+  /** The handlers of a WebSocket endpoint, given to app.ws; each optional, each run under the same instruction budget as a request handler; one that fails closes the connection with 1011 */
+  interface WebSocketHandlers {
+    /** function(ws, req): the connection is open; req is the upgrade request, after its middleware */
+    open?: (...args: any[]) => any;
+    /** function(ws, data, is_binary): a whole message; data is a string (JS: a Uint8Array when binary) */
+    message?: (...args: any[]) => any;
+    /** function(ws, code, reason): the connection has ended (1006 when it broke without a close frame); sends are dropped */
+    close?: (...args: any[]) => any;
+  }
   /** What the app may reach, given to app.manifest; other fields are kept and returned by app.get_manifest */
   interface Manifest {
     /** the environment variables env.get may read */
@@ -266,6 +290,8 @@ declare module "hull:app" {
     config(value: any): void;
     /** accepted for Hull apps; does nothing (files under static/ are served at /static/* anyway) */
     static(prefix: string, dir: string): void;
+    /** register a WebSocket endpoint: GET requests to the pattern upgrade once the middleware has run, and each event of a connection calls one of the handlers on the worker that holds it */
+    ws(pattern: string, handlers: Hull.WebSocketHandlers): void;
     /** send data (a string, bytes, or anything else as JSON) to every subscriber of topic on every worker and, with --kv redis://, every process; sent once this request's writes commit, not at all if its handler fails */
     publish(topic: string, data: any): void;
   };

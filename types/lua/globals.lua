@@ -64,6 +64,37 @@ function HullResponse:event(data, name, id) end
 ---A middleware: function(req, res) / (req, res) => …; a non-zero number or true stops the request and sends res as it is, anything else goes on (a JS promise is awaited first)
 ---@alias hull.Middleware fun(req: hull.Request, res: hull.Response): any
 
+---One WebSocket connection (ws), given to its endpoint's handlers; usable only inside them (reach other connections with subscribe and app.publish)
+---@class hull.WebSocket
+---@field id integer the connection's number, unique among the open connections of its worker
+---@field ctx table<string, any> the upgrade request's req.ctx (what middleware put there); keep the connection's own state here
+local HullWebSocket = {}
+
+---send a message once the handler returns and its writes commit: a string as text (as binary when binary is true), JS bytes as binary, anything else as JSON text
+---@param data any
+---@param binary? boolean
+function HullWebSocket:send(data, binary) end
+
+---close the connection (code 1000 by default; 1000-1003, 1007-1014 or 3000-4999; a reason of at most 123 bytes)
+---@param code? integer
+---@param reason? string
+function HullWebSocket:close(code, reason) end
+
+---send this connection every message app.publish sends to topic, from any worker or process
+---@param topic string
+function HullWebSocket:subscribe(topic) end
+
+---stop sending this connection the topic's messages
+---@param topic string
+function HullWebSocket:unsubscribe(topic) end
+
+---The handlers of a WebSocket endpoint, given to app.ws; each optional, each run under the same instruction budget as a request handler; one that fails closes the connection with 1011
+---@class hull.WebSocketHandlers
+---@field open? function function(ws, req): the connection is open; req is the upgrade request, after its middleware
+---@field message? function function(ws, data, is_binary): a whole message; data is a string (JS: a Uint8Array when binary)
+---@field close? function function(ws, code, reason): the connection has ended (1006 when it broke without a close frame); sends are dropped
+local HullWebSocketHandlers = {}
+
 ---What the app may reach, given to app.manifest; other fields are kept and returned by app.get_manifest
 ---@class hull.Manifest
 ---@field env? string[] the environment variables env.get may read
@@ -257,6 +288,11 @@ function app.get_manifest() end
 ---accepted for Hull apps; does nothing observable
 ---@param value any
 function app.config(value) end
+
+---register a WebSocket endpoint: GET requests to the pattern upgrade once the middleware has run, and each event of a connection calls one of the handlers on the worker that holds it
+---@param pattern string
+---@param handlers hull.WebSocketHandlers
+function app.ws(pattern, handlers) end
 
 ---send data (a string, bytes, or anything else as JSON) to every subscriber of topic on every worker and, with --kv redis://, every process; sent once this request's writes commit, not at all if its handler fails
 ---@param topic string

@@ -11,8 +11,8 @@ use cove_core::Phase;
 use crate::bind::{set_fn, throw};
 use crate::host::Host;
 
-/// `raw.register(api, phase, method, pattern, fn)`: a route (`phase` null)
-/// or a middleware.
+/// `raw.register(api, phase, method, pattern, fn)`: a route (`phase` null),
+/// a middleware (`"pre"`, `"post"`) or a WebSocket endpoint (`"socket"`).
 fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
     let h = host.clone();
     set_fn(
@@ -25,18 +25,16 @@ fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
               pattern: String,
               f: Function<'js>| {
             let saved = Persistent::save(&ctx, f);
-            let phase = match phase.as_string().map(|s| s.to_string()).transpose()? {
-                None => None,
-                Some(p) if p == "pre" => Some(Phase::Pre),
-                Some(_) => Some(Phase::Post),
-            };
-            let result = h
-                .registry
-                .borrow_mut()
-                .register(&api, saved, |t, id| match phase {
-                    None => t.add_route(&method, &pattern, id),
-                    Some(phase) => t.add_middleware(phase, &method, &pattern, id),
-                });
+            let phase = phase.as_string().map(|s| s.to_string()).transpose()?;
+            let result =
+                h.registry
+                    .borrow_mut()
+                    .register(&api, saved, |t, id| match phase.as_deref() {
+                        None => t.add_route(&method, &pattern, id),
+                        Some("socket") => t.add_socket(&pattern, id),
+                        Some("pre") => t.add_middleware(Phase::Pre, &method, &pattern, id),
+                        Some(_) => t.add_middleware(Phase::Post, &method, &pattern, id),
+                    });
             result.map_err(|e| throw(&ctx, &e))
         },
     )?;
@@ -60,5 +58,6 @@ pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Resu
     crate::db::add(&raw, host)?;
     raw.set("resProto", crate::res::prototype(ctx)?)?;
     raw.set("appMethods", crate::res::app_methods(ctx)?)?;
+    crate::ws::add(&raw)?;
     Ok(raw)
 }

@@ -37,6 +37,8 @@ mod tests;
 mod typescript;
 #[forbid(unsafe_code)]
 mod vm;
+#[forbid(unsafe_code)]
+mod ws;
 
 pub use engine::{JsApp, JsConfig, JsEngine};
 pub use vm::POLL_WEIGHT;

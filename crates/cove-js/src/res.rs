@@ -141,7 +141,7 @@ fn redirect<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>
 /// What an event or a published message carries, and whether it is
 /// binary: a string as it is, bytes (`ArrayBuffer`, typed array) as they
 /// are, anything else as JSON.
-fn data_arg<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> rquickjs::Result<(Vec<u8>, bool)> {
+pub(crate) fn data_arg<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> rquickjs::Result<(Vec<u8>, bool)> {
     if let Some(s) = v.as_string() {
         return Ok((s.to_string()?.into_bytes(), false));
     }

@@ -11,6 +11,7 @@ const MIDDLEWARE: Ty = Ty::Named("Middleware");
 const MANIFEST: Ty = Ty::Named("Manifest");
 const RESPONSE: Ty = Ty::Named("Response");
 const STRINGS: Ty = Ty::List(&Ty::Str);
+const WS_HANDLERS: Ty = Ty::Named("WebSocketHandlers");
 
 const FUNCTIONS: &[Sig] = &[
     Sig::both(
@@ -100,6 +101,12 @@ const FUNCTIONS: &[Sig] = &[
         &[p("prefix", Ty::Str), p("dir", Ty::Str)],
         Ty::Nil,
         "accepted for Hull apps; does nothing (files under static/ are served at /static/* anyway)",
+    ),
+    Sig::both(
+        "ws",
+        &[p("pattern", Ty::Str), p("handlers", WS_HANDLERS)],
+        Ty::Nil,
+        "register a WebSocket endpoint: GET requests to the pattern upgrade once the middleware has run, and each event of a connection calls one of the handlers on the worker that holds it",
     ),
     Sig::both(
         "publish",
@@ -223,6 +230,68 @@ const RESPONSE_METHODS: &[Sig] = &[
     .method(),
 ];
 
+const WEBSOCKET_FIELDS: &[Field] = &[
+    f(
+        "id",
+        Ty::Int,
+        "the connection's number, unique among the open connections of its worker",
+    ),
+    f(
+        "ctx",
+        Ty::Record,
+        "the upgrade request's req.ctx (what middleware put there); keep the connection's own state here",
+    ),
+];
+
+const WEBSOCKET_METHODS: &[Sig] = &[
+    Sig::both(
+        "send",
+        &[p("data", Ty::Any), opt("binary", Ty::Bool)],
+        Ty::Nil,
+        "send a message once the handler returns and its writes commit: a string as text (as binary when binary is true), JS bytes as binary, anything else as JSON text",
+    )
+    .method(),
+    Sig::both(
+        "close",
+        &[opt("code", Ty::Int), opt("reason", Ty::Str)],
+        Ty::Nil,
+        "close the connection (code 1000 by default; 1000-1003, 1007-1014 or 3000-4999; a reason of at most 123 bytes)",
+    )
+    .method(),
+    Sig::both(
+        "subscribe",
+        &[p("topic", Ty::Str)],
+        Ty::Nil,
+        "send this connection every message app.publish sends to topic, from any worker or process",
+    )
+    .method(),
+    Sig::both(
+        "unsubscribe",
+        &[p("topic", Ty::Str)],
+        Ty::Nil,
+        "stop sending this connection the topic's messages",
+    )
+    .method(),
+];
+
+const WS_HANDLER_FIELDS: &[Field] = &[
+    f_opt(
+        "open",
+        Ty::Fn,
+        "function(ws, req): the connection is open; req is the upgrade request, after its middleware",
+    ),
+    f_opt(
+        "message",
+        Ty::Fn,
+        "function(ws, data, is_binary): a whole message; data is a string (JS: a Uint8Array when binary)",
+    ),
+    f_opt(
+        "close",
+        Ty::Fn,
+        "function(ws, code, reason): the connection has ended (1006 when it broke without a close frame); sends are dropped",
+    ),
+];
+
 const TYPES: &[TypeDef] = &[
     TypeDef {
         name: "Request",
@@ -246,6 +315,18 @@ const TYPES: &[TypeDef] = &[
         name: "Middleware",
         doc: "A middleware: function(req, res) / (req, res) => …; a non-zero number or true stops the request and sends res as it is, anything else goes on (a JS promise is awaited first)",
         fields: &[],
+        methods: &[],
+    },
+    TypeDef {
+        name: "WebSocket",
+        doc: "One WebSocket connection (ws), given to its endpoint's handlers; usable only inside them (reach other connections with subscribe and app.publish)",
+        fields: WEBSOCKET_FIELDS,
+        methods: WEBSOCKET_METHODS,
+    },
+    TypeDef {
+        name: "WebSocketHandlers",
+        doc: "The handlers of a WebSocket endpoint, given to app.ws; each optional, each run under the same instruction budget as a request handler; one that fails closes the connection with 1011",
+        fields: WS_HANDLER_FIELDS,
         methods: &[],
     },
     TypeDef {

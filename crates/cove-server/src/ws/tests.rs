@@ -24,10 +24,10 @@ use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 use cove_core::{Feed, Published, WsApp, WsCommand, WsConn, WsEvent, WsFuture};
 
 use super::*;
-use hyper::body::Incoming;
 use crate::config::{HttpLimits, Protocols};
 use crate::convert::to_http;
 use crate::Handler;
+use hyper::body::Incoming;
 
 type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
