@@ -121,6 +121,13 @@ http {{
     uwsgi_temp_path {dir}/uwsgi;
     scgi_temp_path {dir}/scgi;
 
+    # WebSocket upgrades pass through; other requests keep the upstream
+    # connections alive (an empty Connection header).
+    map $http_upgrade $connection_upgrade {{
+        default upgrade;
+        '' '';
+    }}
+
     upstream cove {{
 {servers}        keepalive 16;
     }}
@@ -131,7 +138,8 @@ http {{
         location / {{
             proxy_pass http://cove;
             proxy_http_version 1.1;
-            proxy_set_header Connection "";
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
             proxy_set_header Host $host;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             proxy_set_header X-Forwarded-Proto $scheme;

@@ -86,6 +86,20 @@ fn routes_list_middleware_pre_then_post() {
 }
 
 #[test]
+fn websocket_endpoints_are_listed_as_ws() {
+    for runtime in ["lua", "js"] {
+        let dir = fixture_dir("websocket");
+        let out = json_of(&["routes", s(&dir), "--runtime", runtime], 0);
+        let routes = out["routes"].as_array().expect("routes");
+        assert_eq!(routes[0], json!({ "method": "WS", "pattern": "/echo" }));
+        assert_eq!(
+            routes[2],
+            json!({ "method": "GET", "pattern": "/said/:room" })
+        );
+    }
+}
+
+#[test]
 fn routes_errors_are_json() {
     let empty = tempfile::tempdir().expect("dir");
     let out = json_of(&["routes", s(empty.path())], 1);

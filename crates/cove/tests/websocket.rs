@@ -12,6 +12,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error, Message, WebSocket};
 
 use crate::util::{both, fixture, line_of, Lang, Server};
+use cove_testsvc::{Nginx, Redis};
 
 both!(
     echoes_text_and_binary,
@@ -19,6 +20,7 @@ both!(
     rooms_span_workers_after_their_commits,
     failures_close_with_1011_and_name_the_line,
     a_connection_is_reached_only_from_its_own_handlers,
+    rooms_span_processes_over_redis_behind_nginx,
 );
 
 fn app(lang: Lang) -> std::path::PathBuf {
@@ -222,4 +224,34 @@ fn a_connection_is_reached_only_from_its_own_handlers(lang: Lang) {
     assert!(log.contains(&format!("app.{}:{line}", lang.ext())), "{log}");
     c.send("still");
     assert_eq!(c.text(), "ok still");
+}
+
+/// Two processes sharing a Redis, behind nginx: a room's members on either
+/// process hear each other.
+fn rooms_span_processes_over_redis_behind_nginx(lang: Lang) {
+    let Some(redis) = Redis::start() else { return };
+    let url = redis.url();
+    let extra = ["--workers", "1", "--kv", url.as_str()];
+    let a = Server::start(&app(lang), &extra);
+    let b = Server::start(&app(lang), &extra);
+    let Some(lb) = Nginx::start(&[a.port, b.port]) else {
+        return;
+    };
+    // One member on each process directly, and two through nginx (round
+    // robin: one on each).
+    let mut members = vec![
+        Client::open(a.port, "/rooms/p?user=on-a"),
+        Client::open(b.port, "/rooms/p?user=on-b"),
+        Client::open(lb.port(), "/rooms/p?user=lb-1"),
+        Client::open(lb.port(), "/rooms/p?user=lb-2"),
+    ];
+    for m in members.iter_mut() {
+        m.text(); // hello
+    }
+    for (i, who) in ["on-a", "on-b", "lb-1", "lb-2"].iter().enumerate() {
+        members[i].send("hi");
+        for m in members.iter_mut() {
+            assert_eq!(m.text(), format!("{who}: hi"));
+        }
+    }
 }
