@@ -21,6 +21,7 @@ both!(
     failures_close_with_1011_and_name_the_line,
     a_connection_is_reached_only_from_its_own_handlers,
     rooms_span_processes_over_redis_behind_nginx,
+    a_message_over_the_limit_closes_with_1009,
 );
 
 fn app(lang: Lang) -> std::path::PathBuf {
@@ -254,4 +255,13 @@ fn rooms_span_processes_over_redis_behind_nginx(lang: Lang) {
             assert_eq!(m.text(), format!("{who}: hi"));
         }
     }
+}
+
+fn a_message_over_the_limit_closes_with_1009(lang: Lang) {
+    let s = Server::start(&app(lang), &["--ws-max-message", "1k"]);
+    let mut c = Client::open(s.port, "/echo");
+    c.send(&"x".repeat(1024));
+    assert_eq!(c.text().len(), 1024);
+    c.send(&"x".repeat(1025));
+    assert_eq!(c.closed().0, 1009);
 }
