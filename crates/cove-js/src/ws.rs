@@ -4,7 +4,7 @@
 //! and `wsUnsubscribe` queue commands on it (host.rs's call in progress),
 //! only for the connection whose event it is.
 
-use rquickjs::{Array, Ctx, Object, TypedArray, Value};
+use rquickjs::{Array, Ctx, Function, Object, TypedArray, Value};
 
 use cove_core::{WsCommand, WsEvent};
 
@@ -68,8 +68,21 @@ fn event<'js>(ctx: Ctx<'js>) -> rquickjs::Result<Value<'js>> {
     Ok(out.into_value())
 }
 
+/// `app.ws` itself, compiled when an app first calls it.
+const WS_JS: &str = include_str!("ws.js");
+
+/// `raw.wsBuild()`: ws.js's function of `(raw, register)` that makes
+/// `app.ws` (its frames are Cove's, skipped in error locations).
+fn build<'js>(ctx: Ctx<'js>) -> rquickjs::Result<Function<'js>> {
+    let mut opts = rquickjs::context::EvalOptions::default();
+    opts.filename = Some("cove:ws".into());
+    opts.strict = true;
+    ctx.eval_with_options(WS_JS, opts)
+}
+
 /// The natives, on the prelude's `raw`.
 pub(crate) fn add<'js>(raw: &Object<'js>) -> rquickjs::Result<()> {
+    set_fn(raw, "wsBuild", build)?;
     set_fn(raw, "wsEvent", event)?;
     set_fn(
         raw,

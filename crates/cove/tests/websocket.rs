@@ -240,7 +240,7 @@ fn rooms_span_processes_over_redis_behind_nginx(lang: Lang) {
     };
     // One member on each process directly, and two through nginx (round
     // robin: one on each).
-    let mut members = vec![
+    let mut members = [
         Client::open(a.port, "/rooms/p?user=on-a"),
         Client::open(b.port, "/rooms/p?user=on-b"),
         Client::open(lb.port(), "/rooms/p?user=lb-1"),
