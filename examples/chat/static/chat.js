@@ -1,0 +1,98 @@
+// The chat page's script (served from static/, which the app's
+// Content-Security-Policy allows): the online counter on every page, and on
+// a room's page the room itself over a WebSocket.
+"use strict";
+
+// The "N online" counter: an event stream that sends the count at once and
+// again whenever it changes (EventSource reconnects by itself).
+const counter = document.getElementById("online");
+if (counter) {
+  const events = new EventSource("/events/online");
+  events.addEventListener("online", (e) => {
+    counter.textContent = String(JSON.parse(e.data).online);
+  });
+}
+
+const chat = document.getElementById("chat");
+if (chat) room(chat);
+
+function room(chat) {
+  const me = chat.dataset.user;
+  const list = document.getElementById("messages");
+  const status = document.getElementById("status");
+  const problem = document.getElementById("problem");
+  const form = document.getElementById("send");
+  const input = document.getElementById("text");
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const url = `${scheme}//${location.host}/ws/rooms/${encodeURIComponent(chat.dataset.room)}`;
+  let socket = null;
+  let retry = 1000;
+
+  const clock = (at) => new Date(at * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+
+  // One line of the room; text goes in as text, never as HTML.
+  function add(kind, parts, at) {
+    const item = document.createElement("li");
+    item.className = kind;
+    const time = document.createElement("time");
+    time.dateTime = new Date(at * 1000).toISOString();
+    time.textContent = clock(at);
+    item.append(time);
+    for (const [cls, text] of parts) {
+      const span = document.createElement("span");
+      span.className = cls;
+      span.textContent = text;
+      item.append(span);
+    }
+    list.append(item);
+    list.scrollTop = list.scrollHeight;
+  }
+
+  function said(m) {
+    add(m.user === me ? "message mine" : "message", [["who", m.user], ["text", m.text]], m.at);
+  }
+
+  function show(m) {
+    if (m.type === "history") {
+      list.replaceChildren();
+      m.messages.forEach(said);
+    } else if (m.type === "message") {
+      said(m);
+    } else if (m.type === "join" || m.type === "leave") {
+      add("notice", [["text", `${m.user} ${m.type === "join" ? "joined" : "left"}`]], m.at);
+    } else if (m.type === "error") {
+      problem.textContent = m.error;
+      problem.hidden = false;
+    }
+  }
+
+  function connect() {
+    socket = new WebSocket(url);
+    socket.addEventListener("open", () => {
+      status.textContent = "Connected";
+      chat.classList.add("live");
+      retry = 1000;
+    });
+    socket.addEventListener("message", (e) => show(JSON.parse(e.data)));
+    socket.addEventListener("close", () => {
+      chat.classList.remove("live");
+      socket = null;
+      // A refused upgrade (signed out elsewhere) or a restart: try again,
+      // less and less often.
+      status.textContent = "Disconnected; trying again…";
+      setTimeout(connect, retry);
+      retry = Math.min(retry * 2, 30000);
+    });
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (!socket || socket.readyState !== WebSocket.OPEN) return;
+    problem.hidden = true;
+    socket.send(input.value);
+    input.value = "";
+    input.focus();
+  });
+
+  connect();
+}
