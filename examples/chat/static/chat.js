@@ -3,13 +3,31 @@
 // a room's page the room itself over a WebSocket.
 "use strict";
 
+// A page the browser keeps in its back/forward cache after it is left stays
+// connected (until the server's pings go unanswered): a person who went to
+// another page would still be in the room. So connections close when the
+// page is hidden and open again if it is shown from the cache.
+function whileShown(open) {
+  let close = open();
+  addEventListener("pagehide", () => {
+    close();
+    close = () => {};
+  });
+  addEventListener("pageshow", (e) => {
+    if (e.persisted) close = open();
+  });
+}
+
 // The "N online" counter: an event stream that sends the count at once and
 // again whenever it changes (EventSource reconnects by itself).
 const counter = document.getElementById("online");
 if (counter) {
-  const events = new EventSource("/events/online");
-  events.addEventListener("online", (e) => {
-    counter.textContent = String(JSON.parse(e.data).online);
+  whileShown(() => {
+    const events = new EventSource("/events/online");
+    events.addEventListener("online", (e) => {
+      counter.textContent = String(JSON.parse(e.data).online);
+    });
+    return () => events.close();
   });
 }
 
@@ -66,23 +84,37 @@ function room(chat) {
     }
   }
 
+  // Open the room's socket; the function that closes it for good.
   function connect() {
-    socket = new WebSocket(url);
-    socket.addEventListener("open", () => {
-      status.textContent = "Connected";
-      chat.classList.add("live");
-      retry = 1000;
-    });
-    socket.addEventListener("message", (e) => show(JSON.parse(e.data)));
-    socket.addEventListener("close", () => {
-      chat.classList.remove("live");
+    let timer = null;
+    const open = () => {
+      const ws = new WebSocket(url);
+      socket = ws;
+      ws.addEventListener("open", () => {
+        status.textContent = "Connected";
+        chat.classList.add("live");
+        retry = 1000;
+      });
+      ws.addEventListener("message", (e) => show(JSON.parse(e.data)));
+      ws.addEventListener("close", () => {
+        if (socket !== ws) return; // closed for good, below
+        socket = null;
+        chat.classList.remove("live");
+        // A refused upgrade (signed out elsewhere) or a restart: try
+        // again, less and less often.
+        status.textContent = "Disconnected; trying again…";
+        timer = setTimeout(open, retry);
+        retry = Math.min(retry * 2, 30000);
+      });
+    };
+    open();
+    return () => {
+      clearTimeout(timer);
+      if (socket) socket.close(1000, "left the page");
       socket = null;
-      // A refused upgrade (signed out elsewhere) or a restart: try again,
-      // less and less often.
-      status.textContent = "Disconnected; trying again…";
-      setTimeout(connect, retry);
-      retry = Math.min(retry * 2, 30000);
-    });
+      chat.classList.remove("live");
+      status.textContent = "Connecting…";
+    };
   }
 
   form.addEventListener("submit", (e) => {
@@ -94,5 +126,5 @@ function room(chat) {
     input.focus();
   });
 
-  connect();
+  whileShown(connect);
 }
