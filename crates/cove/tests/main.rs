@@ -22,6 +22,7 @@ mod errors;
 mod examples;
 mod examples_auth;
 mod examples_basic;
+mod examples_chat;
 mod examples_postgres;
 mod examples_reliability;
 mod examples_todo;
