@@ -34,7 +34,8 @@ pub fn find_chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// One browser with one page (tab) attached.
+/// One browser with a page (tab) attached, and more on request; commands
+/// go to the current page.
 pub struct Browser {
     child: Child,
     commands: ChildStdin,
@@ -124,13 +125,42 @@ impl Browser {
             profile,
         };
         browser
-            .open_page(width, height)
+            .open_page(None, width, height)
             .map_err(|e| format!("{e}\nchromium's log:\n{}", browser.chromium_log()))?;
         Ok(browser)
     }
 
-    fn open_page(&mut self, width: u32, height: u32) -> Result<(), String> {
-        let target = self.send_to(None, "Target.createTarget", json!({ "url": "about:blank" }))?;
+    /// Open another page in a browser context of its own (its own cookies
+    /// and storage, as a second browser would have) and make it the
+    /// current page. Returns its id, for `switch_to`.
+    pub fn open_private_page(&mut self, width: u32, height: u32) -> Result<String, String> {
+        let context = self.send_to(None, "Target.createBrowserContext", json!({}))?;
+        let context = context["browserContextId"]
+            .as_str()
+            .ok_or("no browserContextId")?
+            .to_string();
+        self.open_page(Some(&context), width, height)?;
+        Ok(self.session.clone())
+    }
+
+    /// The id of the page that commands go to.
+    pub fn current_page(&self) -> String {
+        self.session.clone()
+    }
+
+    /// Send the following commands to the page `page` (an id from
+    /// `current_page` or `open_private_page`), brought to the front.
+    pub fn switch_to(&mut self, page: &str) -> Result<(), String> {
+        self.session = page.to_string();
+        self.call("Page.bringToFront", json!({})).map(drop)
+    }
+
+    fn open_page(&mut self, context: Option<&str>, width: u32, height: u32) -> Result<(), String> {
+        let mut params = json!({ "url": "about:blank" });
+        if let Some(context) = context {
+            params["browserContextId"] = json!(context);
+        }
+        let target = self.send_to(None, "Target.createTarget", params)?;
         let target_id = target["targetId"]
             .as_str()
             .ok_or("no targetId")?

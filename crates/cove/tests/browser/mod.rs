@@ -12,8 +12,11 @@
 //! Chromium comes from the Debian package (`apt-get install chromium`) or
 //! `$COVE_CHROMIUM`. Without it the tests say so and pass, unless
 //! `COVE_REQUIRE_BROWSER` is set (CI sets it), when they fail.
+//!
+//! `chat.rs` does the same for examples/chat, with two people in two pages.
 
 mod cdp;
+mod chat;
 
 use std::io::Write;
 use std::path::PathBuf;
