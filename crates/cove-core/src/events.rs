@@ -8,6 +8,7 @@
 //! message published to one of the topics (cove-caps `pubsub`) as an
 //! event named after its topic.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -16,12 +17,52 @@ use crate::Response;
 
 /// A message published to a topic (cove-caps `pubsub`), as every worker
 /// receives it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Eq)]
 pub struct Published {
     pub topic: Arc<str>,
     pub data: Bytes,
     /// Sent as binary (WebSocket binary frames) rather than text.
     pub binary: bool,
+    /// Its place among the messages published in this process
+    /// ([`Published::numbered`]); 0 until the hub takes it.
+    pub seq: u64,
+}
+
+/// The same message: topic, data and kind (its number aside).
+impl PartialEq for Published {
+    fn eq(&self, other: &Published) -> bool {
+        (&self.topic, &self.data, self.binary) == (&other.topic, &other.data, other.binary)
+    }
+}
+
+/// The number of the last message that entered this process's hub.
+static PUBLISHED: AtomicU64 = AtomicU64::new(0);
+
+impl Published {
+    /// A message for `topic`, not yet numbered.
+    pub fn new(topic: &str, data: Bytes, binary: bool) -> Published {
+        Published {
+            topic: topic.into(),
+            data,
+            binary,
+            seq: 0,
+        }
+    }
+
+    /// This message, numbered as the latest to enter the hub (a hub
+    /// numbers each message it sends to the workers).
+    pub fn numbered(mut self) -> Published {
+        self.seq = PUBLISHED.fetch_add(1, Ordering::Relaxed) + 1;
+        self
+    }
+}
+
+/// The number of the last message published in this process so far: a
+/// subscription made now receives the messages numbered above it, and
+/// none published before it, whichever worker published them and however
+/// late the worker's feed hands them on.
+pub fn published_so_far() -> u64 {
+    PUBLISHED.load(Ordering::Relaxed)
 }
 
 /// One worker's feed of every published message (a broadcast channel: a
@@ -160,11 +201,7 @@ impl Response {
         if outbox.len() >= MAX_OUTBOX {
             return Err(format!("a request publishes at most {MAX_OUTBOX} messages"));
         }
-        outbox.push(Published {
-            topic: topic.into(),
-            data,
-            binary,
-        });
+        outbox.push(Published::new(topic, data, binary));
         Ok(())
     }
 }

@@ -26,8 +26,9 @@ mod websocket;
 pub use append::{append, Room};
 pub use cap_error::CapError;
 pub use events::{
-    check_message, check_topic, event, EventStream, Feed, LiveParts, Published, Publisher,
-    MAX_MESSAGE, MAX_OUTBOX, MAX_TOPIC, MAX_TOPICS as MAX_EVENT_TOPICS, PUBLISH_OUTSIDE_REQUEST,
+    check_message, check_topic, event, published_so_far, EventStream, Feed, LiveParts, Published,
+    Publisher, MAX_MESSAGE, MAX_OUTBOX, MAX_TOPIC, MAX_TOPICS as MAX_EVENT_TOPICS,
+    PUBLISH_OUTSIDE_REQUEST,
 };
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};

@@ -93,17 +93,13 @@ impl Hub {
     /// in every other process. Returns at once.
     pub fn publish(&self, topic: &str, data: Bytes, binary: bool) -> Result<(), CapError> {
         check(topic, &data)?;
-        self.send(Message {
-            topic: topic.into(),
-            data,
-            binary,
-        });
+        self.send(Message::new(topic, data, binary));
         Ok(())
     }
 
     /// A checked message, sent.
     fn send(&self, message: Message) {
-        let message = Arc::new(message);
+        let message = Arc::new(message.numbered());
         self.0.published.fetch_add(1, Ordering::Relaxed);
         if let Some(bus) = &self.0.redis {
             bus.publish(&message);
@@ -144,7 +140,7 @@ impl Inner {
     /// weakly, and ends once it is dropped).
     fn deliver(&self, message: Message) {
         self.from_redis.fetch_add(1, Ordering::Relaxed);
-        let _ = self.local.send(Arc::new(message));
+        let _ = self.local.send(Arc::new(message.numbered()));
     }
 }
 

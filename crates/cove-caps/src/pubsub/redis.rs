@@ -151,14 +151,7 @@ fn decode(raw: &[u8]) -> Option<(u64, Message)> {
     let len = usize::from(u16::from_be_bytes(raw.get(9..11)?.try_into().ok()?));
     let topic = std::str::from_utf8(raw.get(11..11 + len)?).ok()?;
     let data = Bytes::copy_from_slice(&raw[11 + len..]);
-    Some((
-        origin,
-        Message {
-            topic: topic.into(),
-            data,
-            binary,
-        },
-    ))
+    Some((origin, Message::new(topic, data, binary)))
 }
 
 #[cfg(test)]
@@ -167,11 +160,7 @@ mod tests {
 
     #[test]
     fn messages_round_trip_and_foreign_payloads_are_ignored() {
-        let m = Message {
-            topic: "room:1".into(),
-            data: Bytes::from_static(b"hi \x00 there"),
-            binary: true,
-        };
+        let m = Message::new("room:1", Bytes::from_static(b"hi \x00 there"), true);
         assert_eq!(decode(&encode(7, &m)), Some((7, m)));
         assert_eq!(decode(b"short"), None);
         assert_eq!(decode(b"\0\0\0\0\0\0\0\x07\x00\x00\x09abc"), None);

@@ -5,11 +5,11 @@ use bytes::Bytes;
 use super::*;
 
 fn message(topic: &str, data: &'static str) -> Arc<Message> {
-    Arc::new(Message {
-        topic: topic.into(),
-        data: Bytes::from_static(data.as_bytes()),
-        binary: false,
-    })
+    Arc::new(Message::new(
+        topic,
+        Bytes::from_static(data.as_bytes()),
+        false,
+    ))
 }
 
 /// The next message a receiver gets, waiting up to 10 s.

@@ -20,7 +20,7 @@ use std::time::Duration;
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use tokio::sync::{broadcast, mpsc};
 
-use cove_core::{log, EventStream, Feed, Published};
+use cove_core::{log, published_so_far, EventStream, Feed, Published};
 
 use crate::convert::{closing, HttpResponse};
 use crate::ws::{Out, Pushed, Queue};
@@ -34,12 +34,15 @@ pub const QUEUE: usize = 256;
 /// Live connections one worker holds at most; more are answered 503.
 pub const MAX_PER_WORKER: usize = 10_000;
 
-/// A queue of messages for one subscriber.
+/// A queue of messages for one subscriber, and the number of the last
+/// message published before it subscribed ([`published_so_far`]): that one
+/// and those before it are not for it, even when this worker's feed hands
+/// them on after it subscribed.
 enum Sink {
     /// An event stream's.
-    Stream(mpsc::Sender<Arc<Published>>),
+    Stream(mpsc::Sender<Arc<Published>>, u64),
     /// A WebSocket connection's (its length bounded by its own limit).
-    Socket(Queue),
+    Socket(Queue, u64),
 }
 
 /// What became of a message offered to a subscriber.
@@ -52,12 +55,15 @@ enum Offer {
 impl Sink {
     fn offer(&self, message: &Arc<Published>) -> Offer {
         match self {
-            Sink::Stream(tx) => match tx.try_send(message.clone()) {
+            Sink::Stream(_, since) | Sink::Socket(_, since) if message.seq <= *since => {
+                Offer::Taken
+            }
+            Sink::Stream(tx, _) => match tx.try_send(message.clone()) {
                 Ok(()) => Offer::Taken,
                 Err(mpsc::error::TrySendError::Full(_)) => Offer::TooSlow,
                 Err(mpsc::error::TrySendError::Closed(_)) => Offer::Gone,
             },
-            Sink::Socket(queue) => match queue.push(Out::Published(message.clone())) {
+            Sink::Socket(queue, _) => match queue.push(Out::Published(message.clone())) {
                 Pushed::Queued => Offer::Taken,
                 Pushed::TooSlow => Offer::TooSlow,
                 Pushed::Closed => Offer::Gone,
@@ -156,11 +162,12 @@ impl Live {
     fn subscribe(&self, topics: &[String]) -> Option<(mpsc::Receiver<Arc<Published>>, Open)> {
         let open = self.open_one(MAX_PER_WORKER)?;
         let (tx, rx) = mpsc::channel(QUEUE);
+        let since = published_so_far();
         let mut map = self.topics.borrow_mut();
         for topic in topics {
             map.entry(topic.as_str().into())
                 .or_default()
-                .push(Sink::Stream(tx.clone()));
+                .push(Sink::Stream(tx.clone(), since));
         }
         Some((rx, open))
     }
@@ -182,9 +189,9 @@ impl Live {
         let sinks = map.entry(topic.into()).or_default();
         let known = sinks
             .iter()
-            .any(|s| matches!(s, Sink::Socket(q) if q.same(queue)));
+            .any(|s| matches!(s, Sink::Socket(q, _) if q.same(queue)));
         if !known {
-            sinks.push(Sink::Socket(queue.clone()));
+            sinks.push(Sink::Socket(queue.clone(), published_so_far()));
         }
     }
 
@@ -194,7 +201,7 @@ impl Live {
         let Some(sinks) = map.get_mut(topic) else {
             return;
         };
-        sinks.retain(|s| !matches!(s, Sink::Socket(q) if q.same(queue)));
+        sinks.retain(|s| !matches!(s, Sink::Socket(q, _) if q.same(queue)));
         if sinks.is_empty() {
             map.remove(topic);
         }

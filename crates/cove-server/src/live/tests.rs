@@ -7,11 +7,7 @@ use hyper::body::Body as _;
 use super::*;
 
 fn published(topic: &str, data: &'static str) -> Arc<Published> {
-    Arc::new(Published {
-        topic: topic.into(),
-        data: Bytes::from_static(data.as_bytes()),
-        binary: false,
-    })
+    Arc::new(Published::new(topic, Bytes::from_static(data.as_bytes()), false).numbered())
 }
 
 fn stream(topics: &[&str], first: &[&str]) -> EventStream {
@@ -37,6 +33,24 @@ fn local<F: std::future::Future>(f: F) -> F::Output {
 async fn next(body: &mut Body) -> Option<String> {
     let frame = body.frame().await?.unwrap();
     Some(String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap())
+}
+
+#[test]
+fn a_subscriber_gets_nothing_published_before_it_subscribed() {
+    local(async {
+        let live = Live::new(Duration::from_secs(30));
+        // Published (numbered by the hub) before the stream subscribes, and
+        // handed on by this worker's feed only after.
+        let early = published("chat", "before");
+        let res = live.events(stream(&["chat"], &[]), hyper::Response::new(Body::empty()));
+        let mut body = res.into_body();
+        live.deliver(&early);
+        live.deliver(&published("chat", "after"));
+        assert_eq!(
+            next(&mut body).await.unwrap(),
+            "event: chat\ndata: after\n\n"
+        );
+    });
 }
 
 #[test]

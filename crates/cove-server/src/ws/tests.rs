@@ -59,11 +59,9 @@ impl WsApp for Chat {
                     WsCommand::subscribe("room").unwrap(),
                     WsCommand::text("welcome"),
                 ],
-                WsEvent::Message { data, binary } => vec![WsCommand::Publish(Published {
-                    topic: "room".into(),
-                    data,
-                    binary,
-                })],
+                WsEvent::Message { data, binary } => {
+                    vec![WsCommand::Publish(Published::new("room", data, binary))]
+                }
                 WsEvent::Close { .. } => vec![],
             }
         })
@@ -116,7 +114,7 @@ impl Server {
         let (hub, feed) = broadcast::channel(4096);
         let to_hub = hub.clone();
         let publisher: cove_core::Publisher = Arc::new(move |p| {
-            let _ = to_hub.send(Arc::new(p));
+            let _ = to_hub.send(Arc::new(p.numbered()));
         });
         let thread = std::thread::spawn(move || {
             let http = HttpLimits::default();
@@ -365,11 +363,9 @@ fn a_client_that_never_reads_is_closed_with_1008_once_its_queue_is_full() {
         for _ in 0..256 {
             server
                 .hub
-                .send(Arc::new(Published {
-                    topic: "room".into(),
-                    data: big.clone(),
-                    binary: true,
-                }))
+                .send(Arc::new(
+                    Published::new("room", big.clone(), true).numbered(),
+                ))
                 .unwrap();
         }
         assert_eq!(server.close_seen().await.0, 1008);
