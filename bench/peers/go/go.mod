@@ -3,6 +3,7 @@ module cove-bench/peers/go
 go 1.26.0
 
 require (
+	github.com/gorilla/websocket v1.5.3
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/redis/go-redis/v9 v9.23.0

@@ -371,9 +371,14 @@ func version() {
 
 func main() {
 	showVersion := flag.Bool("version", false, "print the versions and exit")
+	showWsVersion := flag.Bool("ws-version", false, "print the versions of the WebSocket server and exit")
 	flag.Parse()
 	if *showVersion {
 		version()
+		return
+	}
+	if *showWsVersion {
+		wsVersion()
 		return
 	}
 
@@ -388,6 +393,13 @@ func main() {
 	}
 
 	mux := http.NewServeMux()
+	// WS=1 (the ws table): the WebSocket routes instead (ws.go).
+	if os.Getenv("WS") == "1" {
+		wsRoutes(mux)
+		srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: mux}
+		log.Printf("go listening on %s (pid %d, GOMAXPROCS=%d, WebSocket)", srv.Addr, os.Getpid(), runtime.GOMAXPROCS(0))
+		log.Fatal(srv.ListenAndServe())
+	}
 	httpRoutes(mux)
 	dbFile := os.Getenv("DB")
 	if dbFile != "" {
