@@ -59,7 +59,11 @@ pub fn write_all(run: &Run, dir: &Path) -> Result<usize> {
                 chart_name(table, w),
                 bar_chart(
                     &format!("{} — {}", w.label(), table.title()),
-                    "req/s",
+                    if table == Table::Ws {
+                        "messages/s"
+                    } else {
+                        "req/s"
+                    },
                     &bars,
                 ),
             )?;

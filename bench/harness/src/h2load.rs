@@ -206,6 +206,7 @@ mod tests {
             core: 1,
             script: None,
             http2: true,
+            ws: None,
         };
         assert_eq!(
             args(&load).join(" "),

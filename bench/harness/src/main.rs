@@ -12,6 +12,7 @@ mod progress;
 mod report;
 mod report_json;
 mod report_proto;
+mod report_ws;
 mod runner;
 mod servers;
 mod services;
@@ -23,6 +24,9 @@ mod targets;
 mod wire;
 mod workloads;
 mod wrk;
+mod wsclient;
+mod wsload;
+mod wsproto;
 
 use std::path::{Path, PathBuf};
 
@@ -55,6 +59,8 @@ pub struct Config {
     /// The PostgreSQL + Redis app's folder (app.lua and app.js): the pg and
     /// redis tables.
     pub pg_app: PathBuf,
+    /// The WebSocket app's folder (app.lua and app.js): the ws table.
+    pub ws_app: PathBuf,
     pub root: PathBuf,
     pub out_dir: PathBuf,
     pub server_core: u32,
@@ -98,7 +104,9 @@ Options:
                      table and `:` matches from the start). Tables: hello
                      routing hull-http sqlite sweep multi templates pg redis
                      tls h2 (HTTPS with wrk, HTTP/2 with h2load: a
-                     self-signed certificate is made for the run).
+                     self-signed certificate is made for the run) ws
+                     (WebSocket echo and broadcast, cove-bench's own client:
+                     `cove-bench --ws-client echo|broadcast --url ws://...`).
                      E.g. --only hello: --only :cove-lua: --only @200 --only
                      templates: (also filters --instructions, on
                      table:server:workload). With table patterns only, only
@@ -148,6 +156,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
         js_app: root.join("bench/apps/hello/app.js"),
         templates: root.join("bench/apps/templates"),
         pg_app: root.join("bench/apps/pg"),
+        ws_app: root.join("bench/apps/ws"),
         out_dir: root.join("bench/results"),
         root,
         server_core: 0,
@@ -205,6 +214,14 @@ pub fn parse_args(args: &[String]) -> Result<Option<Config>> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // The ws table's load client: this binary again, pinned to the load core.
+    if args.first().map(String::as_str) == Some("--ws-client") {
+        if let Err(e) = wsclient::main(&args[1..]) {
+            eprintln!("cove-bench --ws-client: {e:#}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let cfg = match parse_args(&args) {
         Ok(Some(cfg)) => cfg,
         Ok(None) => {
@@ -317,6 +334,8 @@ fn run(cfg: &Config) -> Result<()> {
         );
     }
     servers::install_signal_handler()?;
+    // The ws table's thousand connections; the servers inherit the limit.
+    wsclient::raise_fd_limit();
     let mut p = Progress::new();
     let machine = machine::Machine::detect(cfg)?;
     let (mut defs, skipped) = servers(cfg, &mut p)?;

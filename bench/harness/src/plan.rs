@@ -109,7 +109,7 @@ fn cores(cfg: &Config, workers: u32) -> String {
 /// on 1 and 2 workers and the app with group commit off (a reference for
 /// the write rows), then per runtime the template app, then per runtime the
 /// PostgreSQL + Redis app on 1 and 2 workers, then per runtime the app over
-/// HTTPS and as h2c.
+/// HTTPS and as h2c, then per runtime the WebSocket app (the ws table).
 pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
     let both = vec![Group::Http, Group::Sqlite];
     let mut out = vec![cove_def(
@@ -172,6 +172,18 @@ pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
         }
     }
     out.extend(protocol_servers(cfg));
+    for (lang, name) in [("lua", "Lua"), ("js", "JS")] {
+        let app = cfg.ws_app.join(format!("app.{lang}"));
+        out.push(cove_def(
+            cfg,
+            &format!("cove-{lang}-ws"),
+            &format!("Cove ({name})"),
+            vec![Group::Ws],
+            &[],
+            1,
+            Some(&app),
+        ));
+    }
     out
 }
 
@@ -282,7 +294,7 @@ fn in_table(table: Table, s: &ServerDef) -> bool {
         // One and two workers: the two-worker rows sit beside the others.
         Table::Pg => s.groups.contains(&Group::Pg),
         Table::Redis => s.groups.contains(&Group::Redis),
-        Table::Tls | Table::H2 => s.workers == 1,
+        Table::Tls | Table::H2 | Table::Ws => s.workers == 1,
     }
 }
 
@@ -319,9 +331,10 @@ pub fn only_groups(only: &[String]) -> Option<Vec<Group>> {
 }
 
 /// Every measurement `--only` selects (each pattern a substring of the
-/// measurement's id, a table's from its start; none = all). The baseline's Hello rows are always
-/// kept: every CPU ratio divides by them; so is its row of any other
-/// workload that is measured.
+/// measurement's id, a table's from its start; none = all). The baseline's Hello rows are
+/// kept (every CPU ratio divides by them) unless only `ws` rows are
+/// measured (they are compared with Bun's instead); so is its row of any
+/// other workload that is measured.
 pub fn measurements(servers: &[ServerDef], connections: u32, only: &[String]) -> Vec<Measurement> {
     let mut out = Vec::new();
     for table in TABLES {
@@ -340,7 +353,7 @@ pub fn measurements(servers: &[ServerDef], connections: u32, only: &[String]) ->
                             table,
                             server: i,
                             workload: w,
-                            connections: c.unwrap_or(connections),
+                            connections: w.connections.or(c).unwrap_or(connections),
                         });
                     }
                 }
@@ -359,12 +372,16 @@ pub fn measurements(servers: &[ServerDef], connections: u32, only: &[String]) ->
             .zip(&picked)
             .any(|(o, &p)| p && o.table == m.table && o.workload.name == m.workload.name)
     };
+    let ratios = out
+        .iter()
+        .zip(&picked)
+        .any(|(m, &p)| p && m.table != Table::Ws);
     let keep: Vec<bool> = out
         .iter()
         .zip(&picked)
         .map(|(m, &p)| {
             let raw = servers[m.server].kind == Kind::Baseline;
-            p || raw && (m.table == Table::Hello || measured(m))
+            p || raw && (m.table == Table::Hello && ratios || measured(m))
         })
         .collect();
     let mut keep = keep.into_iter();
@@ -443,6 +460,8 @@ mod tests {
                 "cove-lua-h2c",
                 "cove-js-tls",
                 "cove-js-h2c",
+                "cove-lua-ws",
+                "cove-js-ws",
                 "go-pgx",
                 "go-pgx-2w",
                 "bun",
@@ -450,7 +469,7 @@ mod tests {
                 "deno"
             ]
         );
-        let bun2 = &s[20];
+        let bun2 = &s[22];
         assert_eq!(bun2.launch.cores, "0,1");
         assert!(bun2.launch.env.contains(&("WORKERS".into(), "2".into())));
         assert_eq!(bun2.launch.program, PathBuf::from("/tmp/peers/bun/./run"));
@@ -611,6 +630,59 @@ mod tests {
             .iter()
             .all(|i| i.starts_with("tls:") || i.starts_with("hello:cove-baseline:")));
         assert_eq!(only.iter().filter(|i| i.starts_with("tls:")).count(), 8);
+    }
+
+    #[test]
+    fn the_ws_table_has_its_own_servers() {
+        let c = cfg();
+        let mut s = servers();
+        let dir = Path::new("/tmp/peers");
+        s.extend(peer_servers(
+            &c,
+            &peer("bun-ws", vec![Group::Ws], false),
+            dir,
+        ));
+        let ids: Vec<String> = measurements(&s, 50, &[]).iter().map(|m| m.id(&s)).collect();
+        let ws: Vec<&String> = ids.iter().filter(|i| i.starts_with("ws:")).collect();
+        assert_eq!(
+            ws,
+            [
+                "ws:cove-lua-ws:echo@50",
+                "ws:cove-js-ws:echo@50",
+                "ws:bun-ws:echo@50",
+                "ws:cove-lua-ws:broadcast@1000",
+                "ws:cove-js-ws:broadcast@1000",
+                "ws:bun-ws:broadcast@1000"
+            ]
+        );
+        // Their servers are in no other table.
+        assert!(ids
+            .iter()
+            .filter(|i| i.contains("-ws:"))
+            .all(|i| i.starts_with("ws:")));
+        let find = |key: &str| s.iter().find(|d| d.key == key).unwrap();
+        let lua = find("cove-lua-ws");
+        assert_eq!((lua.label.as_str(), lua.workers), ("Cove (Lua)", 1));
+        assert!(lua
+            .launch
+            .args
+            .last()
+            .unwrap()
+            .to_string_lossy()
+            .ends_with("bench/apps/ws/app.lua"));
+        // `--only ws:` measures nothing else: no baseline rows either.
+        let only: Vec<String> = measurements(&s, 50, &["ws:".to_string()])
+            .iter()
+            .map(|m| m.id(&s))
+            .collect();
+        assert_eq!(only.len(), 6, "{only:?}");
+        assert!(only.iter().all(|i| i.starts_with("ws:")));
+        // With another table the baseline comes back.
+        let both: Vec<String> = measurements(&s, 50, &["ws:".into(), "tls:".into()])
+            .iter()
+            .map(|m| m.id(&s))
+            .collect();
+        assert!(both.iter().any(|i| i == "hello:cove-baseline:json@50"));
     }
 
     #[test]

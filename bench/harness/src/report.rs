@@ -419,6 +419,13 @@ pub fn markdown(cfg: &Config, m: &Machine, run: &Run) -> String {
         if *table == Table::Templates {
             out += &templates_overview(run);
         }
+        if *table == Table::Ws {
+            out += &crate::report_ws::intro(cfg, run);
+            for w in table.workloads() {
+                out += &crate::report_ws::table(run, w, &chart_name(*table, w));
+            }
+            continue;
+        }
         out += &crate::report_proto::intro(cfg, run, *table);
         if table.has_database_server() {
             out += &database_intro(run, *table);
@@ -493,6 +500,7 @@ fn notes(cfg: &Config, run: &Run) -> Vec<String> {
             notes.push(format!("{id}: {errors} errors (socket errors, or non-2xx responses where none are expected)"));
         }
     }
+    notes.extend(crate::report_ws::notes(run));
     notes.push(
         "one wrk thread on one core saturates around 115–125k req/s on the reference machine, so the \
          fastest servers' req/s can be wrk-bound: compare them by CPU-µs/req"

@@ -25,6 +25,7 @@ fn sample_json(s: &Sample) -> Value {
         "server_cpu_ticks": s.server_ticks, "cpu_us_per_req": s.cpu_us_per_req,
         "db_cpu_ticks": s.db_ticks, "db_cpu_us_per_req": s.db_cpu_us_per_req,
         "other_cpu_pct_of_core": s.other_cpu_pct, "wall_s": s.wall_s,
+        "client_cpu_pct_of_core": s.client_cpu_pct,
     })
 }
 

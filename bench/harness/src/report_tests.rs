@@ -37,6 +37,7 @@ fn sample(round: usize, rps: f64, cpu: f64) -> Sample {
         db_cpu_us_per_req: None,
         other_cpu_pct: 1.0,
         wall_s: 2.1,
+        client_cpu_pct: None,
     }
 }
 
@@ -57,8 +58,8 @@ fn cell(table: Table, server: usize, w: &str, samples: Vec<Sample>) -> Cell {
 /// 4 cove-js, 5 cove-js-nogroup, 6 cove-js-2w, 7 cove-lua-tpl,
 /// 8 cove-js-tpl, 9 cove-lua-pg, 10 cove-lua-pg-2w, 11 cove-js-pg,
 /// 12 cove-js-pg-2w, 13 cove-lua-tls, 14 cove-lua-h2c, 15 cove-js-tls,
-/// 16 cove-js-h2c, 17 bun, 18 bun-2w.
-const BUN: usize = 17;
+/// 16 cove-js-h2c, 17 cove-lua-ws, 18 cove-js-ws, 19 bun, 20 bun-2w.
+const BUN: usize = 19;
 fn run() -> Run {
     let c = cfg();
     let mut servers = cove_servers(&c);
@@ -373,9 +374,9 @@ fn db_sample(round: usize, rps: f64, cpu: f64, db: f64) -> Sample {
     s
 }
 
-/// Servers of `run()` plus 19 go-pgx and 20 go-pgx-2w; the pg read and
+/// Servers of `run()` plus 21 go-pgx and 22 go-pgx-2w; the pg read and
 /// the redis workload measured over two rounds.
-const GO: usize = 19;
+const GO: usize = 21;
 fn with_databases() -> Run {
     let mut r = run();
     let go = PeerSpec {
@@ -541,4 +542,156 @@ fn noisy_runs_redone_several_times() {
     );
     let once = markdown(&cfg(), &Machine::default(), &r);
     assert!(once.contains("each was redone once"));
+}
+
+/// A `ws` sample: messages/s, CPU-µs per message, the client's CPU.
+fn ws_sample(round: usize, rate: f64, cpu: f64, client: f64) -> Sample {
+    let mut s = sample(round, rate, cpu);
+    s.client_cpu_pct = Some(client);
+    s
+}
+
+/// Servers of `run()` plus 21 bun-ws: echo and broadcast over two rounds
+/// for Cove Lua (17) and Bun.
+const BUN_WS: usize = 21;
+fn with_ws() -> Run {
+    let mut r = run();
+    let bun = PeerSpec {
+        name: "bun-ws".into(),
+        label: "Bun Bun.serve (WebSocket)".into(),
+        folder: "bun".into(),
+        groups: vec![Group::Ws],
+        cmd: vec!["bin/bun".into(), "ws.js".into()],
+        env: vec![],
+        workers_env: None,
+        version: vec![],
+        size: vec![],
+        note: None,
+        pool: vec![],
+    };
+    r.servers
+        .extend(peer_servers(&cfg(), &bun, std::path::Path::new("/tmp")));
+    assert_eq!(r.servers[17].key, "cove-lua-ws");
+    assert_eq!(r.servers[BUN_WS].key, "bun-ws");
+    let echo = crate::workloads::workload_in(Group::Ws, "echo").unwrap();
+    let bcast = crate::workloads::workload_in(Group::Ws, "broadcast").unwrap();
+    let rows = [
+        (17, echo, [[90_000.0, 9.0, 40.0], [110_000.0, 8.0, 45.0]]),
+        (
+            BUN_WS,
+            echo,
+            [[100_000.0, 10.0, 42.0], [100_000.0, 10.0, 44.0]],
+        ),
+        (
+            17,
+            bcast,
+            [[1_800_000.0, 0.5, 95.0], [2_000_000.0, 0.45, 96.0]],
+        ),
+        (
+            BUN_WS,
+            bcast,
+            [[2_000_000.0, 0.4, 96.0], [2_000_000.0, 0.4, 97.0]],
+        ),
+    ];
+    for (server, w, rounds) in rows {
+        r.cells.push(Cell {
+            m: Measurement {
+                table: Table::Ws,
+                server,
+                workload: w,
+                connections: w.connections.unwrap_or(50),
+            },
+            samples: rounds
+                .iter()
+                .enumerate()
+                .map(|(i, [rate, cpu, client])| ws_sample(i + 1, *rate, *cpu, *client))
+                .collect(),
+            discarded: vec![],
+        });
+    }
+    r
+}
+
+#[test]
+fn ws_table_compares_with_bun() {
+    let r = with_ws();
+    let md = markdown(&cfg(), &Machine::default(), &r);
+    assert!(md.contains("## 12. WebSocket: echo and broadcast"), "{md}");
+    assert!(
+        md.contains("### `WebSocket /echo` (50 connections)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("### `WebSocket /broadcast` (1,000 subscribers)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("![WebSocket /broadcast](ws-broadcast.svg)"),
+        "{md}"
+    );
+    assert!(md.contains("cove-bench --ws-client"), "{md}");
+    // Echo: per round 0.90 and 1.10 of Bun's msgs/s, CPU 0.90 and 0.80.
+    assert!(
+        md.contains("| **Cove (Lua)** | 100,000 (90,000–110,000) | 1.00× (0.90–1.10) | 0.40 ms | 2.50 ms | 8.5 (8.0–9.0) | 0.85× (0.80–0.90) | 42% |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Bun Bun.serve (WebSocket) | 100,000 (100,000–100,000) | 1.00× | 0.40 ms | 2.50 ms | 10.0 (10.0–10.0) | 1.00× | 43% |"),
+        "{md}"
+    );
+    // Broadcast: CPU below 1 µs keeps three decimals; ratios 0.90/1.00.
+    assert!(
+        md.contains("| **Cove (Lua)** | 1,900,000 (1,800,000–2,000,000) | 0.95× (0.90–1.00) | 0.40 ms | 2.50 ms | 0.475 (0.450–0.500) | 1.19× (1.12–1.25) | 96% |"),
+        "{md}"
+    );
+    // The targets: same-round ratios' medians.
+    assert!(
+        md.contains("| Cove Lua WebSocket echo round trips/s ≥ Bun's (ws, one worker each) | 1.00× (100,000 vs 100,000) | pass |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Cove Lua WebSocket broadcast deliveries/s ≥ Bun's (ws, one worker each) | 0.95× (1,900,000 vs 2,000,000) | **miss** |"),
+        "{md}"
+    );
+    // A client at 90% of its core or more is named in the notes.
+    assert!(
+        md.contains("ws:cove-lua-ws:broadcast@1000: the load client used 96% of its core"),
+        "{md}"
+    );
+    assert!(
+        !md.contains("ws:cove-lua-ws:echo@50: the load client"),
+        "{md}"
+    );
+    // No ratio to the HTTP baseline for WebSocket messages.
+    let v = crate::report_json::json(&cfg(), &Machine::default(), &r);
+    let cells = v["cells"].as_array().unwrap();
+    let ws = cells
+        .iter()
+        .find(|c| c["id"] == "ws:cove-lua-ws:echo@50")
+        .unwrap();
+    assert!(ws["summary"]["cpu_ratio_vs_baseline"].is_null());
+    assert_eq!(ws["rounds"][0]["client_cpu_pct_of_core"], 40.0);
+    // Without Bun's rows the ratios are empty and the targets not measured.
+    let mut no_bun = with_ws();
+    no_bun.cells.retain(|c| c.m.server != BUN_WS);
+    let md = markdown(&cfg(), &Machine::default(), &no_bun);
+    assert!(
+        md.contains("| **Cove (Lua)** | 100,000 (90,000–110,000) | – |"),
+        "{md}"
+    );
+    assert!(md.contains("| Cove Lua WebSocket echo round trips/s ≥ Bun's (ws, one worker each) | – | not measured |"));
+}
+
+#[test]
+fn ws_charts_count_messages() {
+    let r = with_ws();
+    let dir = std::env::temp_dir().join(format!("cove-bench-ws-charts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    crate::charts::write_all(&r, &dir).unwrap();
+    let echo = std::fs::read_to_string(dir.join("ws-echo.svg"));
+    let bcast = dir.join("ws-broadcast.svg").is_file();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let echo = echo.unwrap();
+    assert!(echo.contains("messages/s"), "{echo}");
+    assert!(bcast);
 }

@@ -34,6 +34,9 @@ pub struct Sample {
     /// the harness, in % of one core.
     pub other_cpu_pct: f64,
     pub wall_s: f64,
+    /// The `ws` table's load client's own CPU over its window, in % of
+    /// its core (near 100: the client, not the server, is the limit).
+    pub client_cpu_pct: Option<f64>,
 }
 
 /// A measurement with its samples.
@@ -101,7 +104,7 @@ fn measure(
         read_pid("self")?,
     );
     let start = std::time::Instant::now();
-    let (w, _raw) = wrk::run(load)?;
+    let (w, raw) = wrk::run(load)?;
     let wall_s = start.elapsed().as_secs_f64();
     let (t1, s1, me1, d1) = (
         read_totals()?,
@@ -109,7 +112,16 @@ fn measure(
         read_pid("self")?,
         dbs_ticks(&dbs),
     );
-    let server_ticks = s1.saturating_sub(s0);
+    // The ws client reads the server's CPU over its own window (after its
+    // connections are open, before they close).
+    let ws = match load.ws {
+        Some(_) => Some(crate::wsclient::WsReport::parse(&raw)?),
+        None => None,
+    };
+    let server_ticks = ws
+        .as_ref()
+        .and_then(|r| r.server_ticks)
+        .unwrap_or(s1.saturating_sub(s0));
     let db_each: Vec<u64> = d1
         .iter()
         .zip(&d0)
@@ -119,7 +131,7 @@ fn measure(
         .this
         .and_then(|pid| dbs.all.iter().position(|&p| p == pid))
         .map(|i| db_each[i]);
-    let known = server_ticks
+    let known = s1.saturating_sub(s0)
         + db_each.iter().sum::<u64>()
         + me1.with_children().saturating_sub(me0.with_children());
     let other = t1.busy.saturating_sub(t0.busy).saturating_sub(known);
@@ -140,6 +152,7 @@ fn measure(
         other_cpu_pct: other as f64 * 100.0 / tck as f64 / wall_s,
         wall_s,
         wrk: w,
+        client_cpu_pct: ws.map(|r| r.client_cpu_pct),
     })
 }
 
@@ -235,6 +248,10 @@ const BASELINE_JSON: &str = r#""message":"Hello, World!""#;
 
 /// Check a workload's answer over `wire`, the protocol it is measured on.
 fn check(server: &Server, w: &Workload, kind: Kind, wire: Wire) -> Result<()> {
+    if w.group == Group::Ws {
+        return crate::wsload::check(&server.addr, w)
+            .with_context(|| format!("{} WebSocket {}", server.name, w.path));
+    }
     if kind == Kind::Baseline && !w.text {
         return server.check_over(wire, w.method, w.path, w.body, 200, BASELINE_JSON);
     }
@@ -329,7 +346,21 @@ pub fn run(
         .map(|c| {
             let wire = Wire::of_cell(c.m.table, &defs[c.m.server].groups);
             let addr = &server_of(&c.m).addr;
-            format!("{}://{addr}{}", wire.scheme(), c.m.workload.path)
+            let scheme = if c.m.table == Table::Ws {
+                "ws"
+            } else {
+                wire.scheme()
+            };
+            format!("{scheme}://{addr}{}", c.m.workload.path)
+        })
+        .collect();
+    let ws: Vec<Option<crate::wsload::WsTarget>> = cells
+        .iter()
+        .map(|c| {
+            (c.m.table == Table::Ws).then(|| crate::wsload::WsTarget {
+                broadcast: crate::wsload::is_broadcast(c.m.workload),
+                server_pid: server_of(&c.m).pid,
+            })
         })
         .collect();
     let conns: Vec<u32> = cells.iter().map(|c| c.m.connections).collect();
@@ -350,6 +381,7 @@ pub fn run(
         core: cfg.wrk_core,
         script: scripts[i].as_deref(),
         http2: http2[i],
+        ws: ws[i],
     };
     let per_round = cells.len() as f64 * (cfg.seconds as f64 + PER_RUN);
     p.add_total(

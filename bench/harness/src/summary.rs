@@ -35,8 +35,13 @@ fn series(samples: &[Sample], f: impl Fn(&Sample) -> Option<f64>) -> Vec<f64> {
 /// The baseline cell a cell's CPU is compared with: the raw server on the
 /// same request in the same table when it was measured there (Hull's HTTP
 /// table), else its text route for text workloads, its JSON route for the
-/// rest.
+/// rest; none for the `ws` table.
 pub fn baseline_for<'a>(run: &'a Run, cell: &Cell) -> Option<&'a Cell> {
+    // WebSocket messages are compared with Bun's (report_ws.rs), not with
+    // an HTTP request to the raw server.
+    if cell.m.table == Table::Ws {
+        return None;
+    }
     let raw = |c: &&Cell| run.servers[c.m.server].kind == Kind::Baseline;
     let beside = run.cells.iter().filter(raw).find(|c| {
         c.m.table == cell.m.table

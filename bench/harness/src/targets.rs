@@ -212,6 +212,32 @@ fn tls_target(run: &Run) -> Target {
     }
 }
 
+/// The `ws` table's targets (issue 40): Cove Lua's WebSocket echo and
+/// broadcast messages/s ≥ Bun's, one worker each, as the median over
+/// rounds of the same-round ratio.
+fn ws_targets(run: &Run) -> Vec<Target> {
+    let mut out = Vec::new();
+    for (w, what) in [
+        ("echo", "echo round trips"),
+        ("broadcast", "broadcast deliveries"),
+    ] {
+        let what = format!("Cove Lua WebSocket {what}/s ≥ Bun's (ws, one worker each)");
+        let cove = cell(run, Table::Ws, "cove-lua-ws", w, None);
+        let ratio = cove.and_then(|c| crate::report_ws::vs_bun(run, c).0);
+        let rate = |c: Option<&Cell>| Some(summarize_cell(run, c?).rps?.median);
+        let bun = cove.and_then(|c| crate::report_ws::bun_cell(run, c.m.workload));
+        out.push(match (ratio, rate(cove), rate(bun)) {
+            (Some(q), Some(a), Some(b)) => Target {
+                what,
+                measured: format!("{:.2}× ({} vs {})", q.median, thousands(a), thousands(b)),
+                verdict: verdict(q.median >= 1.0),
+            },
+            _ => not_run(what),
+        });
+    }
+    out
+}
+
 pub fn evaluate(run: &Run) -> Vec<Target> {
     let mut out = vec![
         ratio_target(run, LUA, Table::Hello, "json", 1.15),
@@ -302,5 +328,6 @@ pub fn evaluate(run: &Run) -> Vec<Target> {
     }
     out.extend(database_targets(run));
     out.push(tls_target(run));
+    out.extend(ws_targets(run));
     out
 }

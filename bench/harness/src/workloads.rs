@@ -22,6 +22,9 @@ pub enum Group {
     H2,
     /// `/hello` and `/json` over HTTP/2 on plain TCP (h2c, prior knowledge).
     H2c,
+    /// WebSocket `/echo` and `/broadcast` (and `GET /hello`, the readiness
+    /// check).
+    Ws,
 }
 
 impl Group {
@@ -35,6 +38,7 @@ impl Group {
             "tls" => Some(Group::Tls),
             "h2" => Some(Group::H2),
             "h2c" => Some(Group::H2c),
+            "ws" => Some(Group::Ws),
             _ => None,
         }
     }
@@ -65,9 +69,12 @@ pub enum Table {
     Tls,
     /// `/hello` and `/json` over HTTP/2 (TLS with ALPN h2, or h2c), h2load.
     H2,
+    /// WebSocket echo round trips and broadcast deliveries, cove-bench's
+    /// own client (wsclient.rs).
+    Ws,
 }
 
-pub const TABLES: [Table; 11] = [
+pub const TABLES: [Table; 12] = [
     Table::Hello,
     Table::Routing,
     Table::HullHttp,
@@ -79,6 +86,7 @@ pub const TABLES: [Table; 11] = [
     Table::Redis,
     Table::Tls,
     Table::H2,
+    Table::Ws,
 ];
 
 impl Table {
@@ -95,6 +103,7 @@ impl Table {
             Table::Redis => "redis",
             Table::Tls => "tls",
             Table::H2 => "h2",
+            Table::Ws => "ws",
         }
     }
 
@@ -111,6 +120,7 @@ impl Table {
             Table::Redis => "Redis: GET + INCR (one local server shared by all)",
             Table::Tls => "HTTPS: plaintext and JSON over TLS (one worker each)",
             Table::H2 => "HTTP/2: plaintext and JSON, h2load (one worker each)",
+            Table::Ws => "WebSocket: echo and broadcast (one worker each)",
         }
     }
 
@@ -126,6 +136,7 @@ impl Table {
             Table::Redis => &[Group::Redis],
             Table::Tls => &[Group::Tls],
             Table::H2 => &[Group::H2, Group::H2c],
+            Table::Ws => &[Group::Ws],
         }
     }
 
@@ -159,6 +170,7 @@ impl Table {
             Table::Templates => &["tpl-health", "tpl-simple", "tpl-loop", "tpl-full"],
             Table::Pg => &["read", "write"],
             Table::Redis => &["get-incr"],
+            Table::Ws => &["echo", "broadcast"],
         };
         let groups = if self.is_protocol() {
             &[Group::Http]
@@ -214,12 +226,17 @@ pub struct Workload {
     /// `path` ends with `=`: each measured request appends a random id in
     /// 1..=ids (a wrk script), the check appends [`CHECK_ID`].
     pub ids: Option<u32>,
+    /// Connections of this workload whatever `--connections` says (the
+    /// broadcast's subscribers).
+    pub connections: Option<u32>,
 }
 
 impl Workload {
     /// `GET /hello`, `POST /echo`, or the routing mix's paths.
     pub fn label(&self) -> String {
-        if let Some(n) = self.ids {
+        if self.group == Group::Ws {
+            format!("WebSocket {}", self.path)
+        } else if let Some(n) = self.ids {
             format!("{} {}{{1..{n}}}", self.method, self.path)
         } else if self.rotate.is_empty() {
             format!("{} {}", self.method, self.path)
@@ -270,6 +287,7 @@ const fn get(
         rows: None,
         text: false,
         ids: None,
+        connections: None,
     }
 }
 
@@ -381,6 +399,12 @@ pub const WORKLOADS: &[Workload] = &[
     },
     post("write", "/pg/write", Group::Pg, r#"{"id":"#),
     get("get-incr", "/redis", Group::Redis, r#""greeting":"hello""#),
+    // The ws table (wsload.rs checks and drives them; `expect` is unused).
+    get("echo", "/echo", Group::Ws, ""),
+    Workload {
+        connections: Some(crate::wsload::BROADCAST_CONNECTIONS),
+        ..get("broadcast", "/broadcast", Group::Ws, "")
+    },
 ];
 
 /// The first workload of that name (the HTTP and SQLite ones come first).
@@ -521,6 +545,24 @@ mod tests {
         assert!(!Table::Hello.is_protocol());
         assert_eq!(Group::parse("h2c"), Some(Group::H2c));
         assert_eq!((Table::Tls.key(), Table::H2.key()), ("tls", "h2"));
+    }
+
+    #[test]
+    fn the_ws_table() {
+        let ws = Table::Ws.workloads();
+        assert_eq!(
+            ws.iter().map(|w| (w.name, w.path)).collect::<Vec<_>>(),
+            [("echo", "/echo"), ("broadcast", "/broadcast")]
+        );
+        assert!(ws.iter().all(|w| w.group == Group::Ws));
+        assert_eq!(ws[0].connections, None);
+        assert_eq!(ws[1].connections, Some(1000));
+        assert_eq!(ws[1].label(), "WebSocket /broadcast");
+        // Hull's POST /echo is still the one `workload` finds.
+        assert_eq!(workload("echo").unwrap().group, Group::Http);
+        assert_eq!(Group::parse("ws"), Some(Group::Ws));
+        assert!(!Table::Ws.is_protocol() && !Table::Ws.has_database_server());
+        assert_eq!(wrk_script(ws[0]), None);
     }
 
     #[test]

@@ -136,6 +136,8 @@ pub struct Load<'a> {
     pub script: Option<&'a Path>,
     /// HTTP/2: h2load instead of wrk (the `h2` table).
     pub http2: bool,
+    /// WebSocket: cove-bench's own client instead of wrk (the `ws` table).
+    pub ws: Option<crate::wsload::WsTarget>,
 }
 
 /// Run a load tool's command (stdout and stderr piped) to completion,
@@ -183,6 +185,9 @@ pub fn run_tool(mut cmd: Command, name: &str, limit_secs: u64) -> Result<(String
 pub fn run(load: &Load) -> Result<(WrkResult, String)> {
     if load.http2 {
         return crate::h2load::run(load);
+    }
+    if let Some(target) = load.ws {
+        return crate::wsload::run(load, target);
     }
     let mut cmd = Command::new("taskset");
     cmd.arg("-c")

@@ -58,6 +58,7 @@ pub fn load(ctx: &Ctx) -> Result<Finding> {
         core: 1,
         script: None,
         http2: false,
+        ws: None,
     })?;
     let e = r.socket_errors;
     let (rss, peak) = tree_rss_kib(server.pid);
