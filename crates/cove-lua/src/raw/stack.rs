@@ -320,6 +320,13 @@ impl<'l> Stack<'l> {
         unsafe { ffi::lua_pushinteger(self.state, n) }
     }
 
+    #[inline(always)]
+    pub(crate) fn push_bool(&mut self, b: bool) {
+        self.one_more();
+        // SAFETY: room checked; a boolean allocates nothing.
+        unsafe { ffi::lua_pushboolean(self.state, c_int::from(b)) }
+    }
+
     /// Push a copy of the value at `idx`.
     #[inline(always)]
     pub(crate) fn push_value(&mut self, idx: c_int) {

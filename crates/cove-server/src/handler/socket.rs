@@ -103,13 +103,10 @@ where
             WsEvent::Message { .. } => "message",
             WsEvent::Close { .. } => "close",
         };
-        // Only `open` is given the request; the others get its path.
+        // Only `open` is given the request.
         let req = match event {
             WsEvent::Open => conn.request.clone(),
-            _ => Request {
-                path: conn.request.path.clone(),
-                ..Request::default()
-            },
+            _ => Request::default(),
         };
         let plan = Plan {
             target: Target::Socket {

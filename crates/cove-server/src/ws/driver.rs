@@ -92,7 +92,10 @@ impl Driver {
         let close_timeout = self.limits.close_timeout;
 
         self.event(WsEvent::Open).await;
-        let mut writer = pin!(write(sink, queue.clone()));
+        // A task of its own: a published message wakes only the writer, not
+        // the reader too (which, polled, asks the socket for more and has
+        // tungstenite clear its read buffer first).
+        let mut writer = tokio::task::spawn_local(write(sink, queue.clone()));
         let mut writer_done = false;
         let mut ended = None;
         {
@@ -111,7 +114,7 @@ impl Driver {
                     }
                     sent = &mut writer, if !writer_done => {
                         writer_done = true;
-                        if !sent || ended.is_some() {
+                        if !sent.unwrap_or(false) || ended.is_some() {
                             break;
                         }
                     }
@@ -121,6 +124,11 @@ impl Driver {
                     () = tokio::time::sleep_until(wait), if deadline.is_some() => break,
                 }
             }
+        }
+        if !writer_done {
+            // Drops the socket's write half (the reader's went above).
+            writer.abort();
+            let _ = writer.await;
         }
         let (code, reason) = match ended {
             Some(Ended::Peer(code, reason)) => (code, reason),
