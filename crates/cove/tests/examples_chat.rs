@@ -5,10 +5,7 @@
 //! (`cove test examples/chat` covers the pages; in-process requests cannot
 //! upgrade.) The browser version of this is browser::chat_in_chromium_*.
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -18,6 +15,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error, HandshakeError, Message, WebSocket};
 
+use crate::util::sse::Lines;
 use crate::util::{both, example_file, Lang, Response, Server};
 use cove_testsvc::Postgres;
 
@@ -394,29 +392,14 @@ fn bad_messages_are_refused_to_the_sender_alone(lang: Lang) {
 
 /// An event stream read by curl, one `data:` line at a time.
 struct Stream {
-    curl: Child,
-    lines: mpsc::Receiver<String>,
+    lines: Lines,
 }
 
 impl Stream {
     fn open(port: u16, path: &str) -> Stream {
-        let mut curl = Command::new("curl")
-            .args(["-sN", "--max-time", "60"])
-            .arg(format!("http://127.0.0.1:{port}{path}"))
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("curl");
-        let out = curl.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Stream { curl, lines }
+        Stream {
+            lines: Lines::open(port, path),
+        }
     }
 
     /// The data of the next event, which must be named `name`.
@@ -424,11 +407,10 @@ impl Stream {
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut event = None;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
             let line = self
                 .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no {name} event within 10 s"));
+                .next_by(deadline)
+                .unwrap_or_else(|| panic!("no {name} event within 10 s"));
             if let Some(n) = line.strip_prefix("event: ") {
                 event = Some(n.to_string());
             } else if let Some(data) = line.strip_prefix("data: ") {
@@ -436,13 +418,6 @@ impl Stream {
                 return data.to_string();
             }
         }
-    }
-}
-
-impl Drop for Stream {
-    fn drop(&mut self) {
-        let _ = self.curl.kill();
-        let _ = self.curl.wait();
     }
 }
 

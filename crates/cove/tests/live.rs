@@ -3,11 +3,9 @@
 //! publishes, once the publishing request's writes are committed, and
 //! nothing a failed handler published.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::util::sse::Lines;
 use crate::util::{both, fixture, line_of, Lang, Server};
 use cove_testsvc::{Nginx, Redis};
 
@@ -25,32 +23,14 @@ fn app(lang: Lang) -> std::path::PathBuf {
 
 /// An event stream read by curl, one line at a time.
 struct Stream {
-    curl: Child,
-    lines: mpsc::Receiver<String>,
+    lines: Lines,
     seen: Vec<String>,
 }
 
 impl Stream {
     fn open(port: u16, path: &str) -> Stream {
-        let mut curl = Command::new("curl")
-            .args(["-sN", "--max-time", "60"])
-            .arg(format!("http://127.0.0.1:{port}{path}"))
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("curl");
-        let out = curl.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         let mut s = Stream {
-            curl,
-            lines,
+            lines: Lines::open(port, path),
             seen: Vec::new(),
         };
         // The first event is sent at once: the stream is open (and
@@ -72,20 +52,12 @@ impl Stream {
         let start = self.seen.len();
         let deadline = Instant::now() + Duration::from_secs(10);
         while !self.seen[start..].iter().any(|l| l == line) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => self.seen.push(l),
-                Err(_) => panic!("no {line:?} in the stream; it carried {:?}", self.seen),
+            match self.lines.next_by(deadline) {
+                Some(l) => self.seen.push(l),
+                None => panic!("no {line:?} in the stream; it carried {:?}", self.seen),
             }
         }
         self.seen[start..].to_vec()
-    }
-}
-
-impl Drop for Stream {
-    fn drop(&mut self) {
-        let _ = self.curl.kill();
-        let _ = self.curl.wait();
     }
 }
 

@@ -8,13 +8,12 @@
 //! The pages load http://127.0.0.1:<port>, where Chromium keeps the
 //! session's `Secure` cookie over plain http (loopback counts as secure).
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::cdp::{self, Browser};
-use super::{artifacts, ONE_BROWSER};
+use super::cdp::Browser;
+use super::{artifacts, chromium_or_skip, ONE_BROWSER};
 use crate::util::{example_file, Server};
 
 #[test]
@@ -28,18 +27,7 @@ fn chat_in_chromium_js() {
 }
 
 fn chat_in_chromium(ext: &str) {
-    let Some(chromium) = cdp::find_chromium() else {
-        assert!(
-            std::env::var_os("COVE_REQUIRE_BROWSER").is_none(),
-            "COVE_REQUIRE_BROWSER is set but no Chromium was found: \
-             apt-get install chromium, or set COVE_CHROMIUM=/path/to/chrome"
-        );
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED chat_in_chromium_{ext}: Chromium is not installed \
-             (apt-get install chromium, or set COVE_CHROMIUM); \
-             set COVE_REQUIRE_BROWSER=1 to make this a failure"
-        );
+    let Some(chromium) = chromium_or_skip(&format!("chat_in_chromium_{ext}")) else {
         return;
     };
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());

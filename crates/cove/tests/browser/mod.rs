@@ -27,6 +27,27 @@ use serde_json::{json, Value};
 use crate::util::{example_file, Server};
 use cdp::Browser;
 
+/// The Chromium to test with; `None` (the test skipped, and saying so)
+/// when there is none, unless `COVE_REQUIRE_BROWSER` is set.
+fn chromium_or_skip(test: &str) -> Option<std::path::PathBuf> {
+    let found = cdp::find_chromium();
+    if found.is_none() {
+        assert!(
+            std::env::var_os("COVE_REQUIRE_BROWSER").is_none(),
+            "COVE_REQUIRE_BROWSER is set but no Chromium was found: \
+             apt-get install chromium, or set COVE_CHROMIUM=/path/to/chrome"
+        );
+        // Straight to stderr: the test harness hides eprintln! of passing tests.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: Chromium is not installed \
+             (apt-get install chromium, or set COVE_CHROMIUM); \
+             set COVE_REQUIRE_BROWSER=1 to make this a failure"
+        );
+    }
+    found
+}
+
 /// One browser at a time: two Chromiums on a two-core machine only slow
 /// each other down.
 static ONE_BROWSER: Mutex<()> = Mutex::new(());
@@ -42,19 +63,7 @@ fn todo_in_chromium_js() {
 }
 
 fn todo_in_chromium(ext: &str) {
-    let Some(chromium) = cdp::find_chromium() else {
-        assert!(
-            std::env::var_os("COVE_REQUIRE_BROWSER").is_none(),
-            "COVE_REQUIRE_BROWSER is set but no Chromium was found: \
-             apt-get install chromium, or set COVE_CHROMIUM=/path/to/chrome"
-        );
-        // Straight to stderr: the test harness hides eprintln! of passing tests.
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED todo_in_chromium_{ext}: Chromium is not installed \
-             (apt-get install chromium, or set COVE_CHROMIUM); \
-             set COVE_REQUIRE_BROWSER=1 to make this a failure"
-        );
+    let Some(chromium) = chromium_or_skip(&format!("todo_in_chromium_{ext}")) else {
         return;
     };
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());

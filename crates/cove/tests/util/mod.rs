@@ -5,6 +5,7 @@ mod client;
 mod lang;
 pub mod race;
 pub mod servers;
+pub mod sse;
 
 pub use client::{build_request, Conn, Response};
 pub(crate) use lang::both;
