@@ -22,6 +22,7 @@ both!(
     a_connection_is_reached_only_from_its_own_handlers,
     rooms_span_processes_over_redis_behind_nginx,
     a_message_over_the_limit_closes_with_1009,
+    wss_over_https,
 );
 
 fn app(lang: Lang) -> std::path::PathBuf {
@@ -264,4 +265,50 @@ fn a_message_over_the_limit_closes_with_1009(lang: Lang) {
     assert_eq!(c.text().len(), 1024);
     c.send(&"x".repeat(1025));
     assert_eq!(c.closed().0, 1009);
+}
+
+/// `wss://`: the same endpoint over HTTPS (HTTP/1.1 by ALPN), with a
+/// client that trusts only the server's own self-signed certificate.
+fn wss_over_https(lang: Lang) {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let names = vec!["localhost".to_string()];
+    let pair = rcgen::generate_simple_self_signed(names).expect("certificate");
+    let (cert, key) = (dir.path().join("c.pem"), dir.path().join("k.pem"));
+    std::fs::write(&cert, pair.cert.pem()).unwrap();
+    std::fs::write(&key, pair.signing_key.serialize_pem()).unwrap();
+    let s = Server::start(
+        &app(lang),
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(pair.cert.der().clone()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let name = "localhost".try_into().unwrap();
+    let tls = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let tcp = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let stream = rustls::StreamOwned::new(tls, tcp);
+    let url = format!("wss://localhost:{}/echo", s.port);
+    let (mut ws, res) = client(url, stream).unwrap_or_else(|e| panic!("wss handshake: {e}"));
+    assert_eq!(res.status(), 101);
+    ws.send(Message::text("over tls")).unwrap();
+    let got = loop {
+        match ws.read().unwrap() {
+            Message::Text(t) => break t.to_string(),
+            _ => continue,
+        }
+    };
+    assert_eq!(got, "over tls");
 }
