@@ -207,8 +207,12 @@ fn failures_close_with_1011_and_name_the_line(lang: Lang) {
             assert!(log.contains(&format!("{name}:{line}")), "{message}: {log}");
         }
     }
-    let mut c = Client::open(s.port, "/faults");
+    let mut c = Client::open(s.port, "/faults?x=1");
     c.text();
+    for _ in 0..3 {
+        c.send("req");
+        assert_eq!(c.text(), "/faults 1");
+    }
     c.send("bye");
     assert_eq!(c.closed(), (4000, "bye now".into()));
     // The server keeps serving.

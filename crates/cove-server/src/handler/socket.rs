@@ -25,13 +25,22 @@ const INTERNAL_ERROR: u16 = 1011;
 
 type State<A> = <<A as App>::Engine as Engine>::State;
 
-/// One connection's side of the app: the endpoint's handler, and, until
-/// the connection opens, the state its upgrade request's middleware left
-/// (so `open` sees the same `req`, its `ctx` included).
+/// One connection's side of the app: the endpoint's handler, and the
+/// upgrade request with the script state its middleware left, which every
+/// event of the connection runs with. So `open` sees the same `req` (its
+/// `ctx` included), the engines make no new `req` for each message, and a
+/// `req` a handler kept stays readable for the connection's life.
 struct ScriptSocket<A: App + 'static> {
     handler: Rc<ScriptHandler<A>>,
     route: HandlerId,
-    upgrade_state: RefCell<Option<State<A>>>,
+    /// Between events; `None` while one runs (events never overlap).
+    held: RefCell<Option<Held<A>>>,
+}
+
+/// The upgrade request (its head) and the request's script state.
+struct Held<A: App> {
+    request: Request,
+    state: State<A>,
 }
 
 impl<A: App + 'static> WsApp for ScriptSocket<A>
@@ -39,8 +48,15 @@ where
     State<A>: 'static,
 {
     fn event<'a>(&'a self, conn: &'a WsConn, event: WsEvent) -> WsFuture<'a> {
-        let state = self.upgrade_state.borrow_mut().take();
-        Box::pin(self.handler.socket_event(self.route, conn, event, state))
+        let held = self.held.borrow_mut().take();
+        Box::pin(async move {
+            let (commands, held) = self
+                .handler
+                .socket_event(self.route, conn, event, held)
+                .await;
+            *self.held.borrow_mut() = held;
+            commands
+        })
     }
 }
 
@@ -68,12 +84,15 @@ where
         let Target::Socket { handler, .. } = ex.plan.target else {
             return self.finish(ex);
         };
+        let request = std::mem::take(&mut ex.req);
         let app = Rc::new(ScriptSocket {
             handler: self.clone(),
             route: handler,
-            upgrade_state: RefCell::new(Some(state)),
+            held: RefCell::new(Some(Held {
+                request: request.clone(),
+                state,
+            })),
         });
-        let request = std::mem::take(&mut ex.req);
         let mut res = self.sockets.upgrade(parts, request, app);
         for (name, value) in std::mem::take(&mut ex.res.headers) {
             let (Ok(name), Ok(value)) = (
@@ -87,26 +106,27 @@ where
         res
     }
 
-    /// Run `event` of `conn` through the endpoint's handler `route`; the
-    /// commands it gave, once its writes are committed, followed by what
-    /// it published. A failure (or writes that did not commit) closes the
-    /// connection with 1011 instead, and is logged with its reason.
+    /// Run `event` of `conn` through the endpoint's handler `route`, with
+    /// the request and state `held` (the upgrade's); the commands it gave,
+    /// once its writes are committed, followed by what it published, and
+    /// what to hold until the next event. A failure (or writes that did not
+    /// commit) closes the connection with 1011 instead, and is logged with
+    /// its reason.
     async fn socket_event(
         self: &Rc<Self>,
         route: HandlerId,
         conn: &WsConn,
         event: WsEvent,
-        state: Option<State<A>>,
-    ) -> Vec<WsCommand> {
+        held: Option<Held<A>>,
+    ) -> (Vec<WsCommand>, Option<Held<A>>) {
         let kind = match event {
             WsEvent::Open => "open",
             WsEvent::Message { .. } => "message",
             WsEvent::Close { .. } => "close",
         };
-        // Only `open` is given the request.
-        let req = match event {
-            WsEvent::Open => conn.request.clone(),
-            _ => Request::default(),
+        let (req, mut state) = match held {
+            Some(Held { request, state }) => (request, state),
+            None => (conn.request.clone(), Default::default()),
         };
         let plan = Plan {
             target: Target::Socket {
@@ -121,7 +141,6 @@ where
         if audit::enabled() {
             ex.audit = Some(RequestScope::new());
         }
-        let mut state = state.unwrap_or_default();
         let engine = self.app.engine();
         drive(engine, &mut ex, &mut state, run_main, || {
             self.schedule_commit()
@@ -147,17 +166,22 @@ where
             ));
         }
         let live = ex.res.live.take().map(|l| *l).unwrap_or_default();
+        let held = Some(Held {
+            request: std::mem::take(&mut ex.req),
+            state,
+        });
         if !ex.errors.is_empty() || !committed {
-            return match kind {
+            let commands = match kind {
                 "close" => Vec::new(),
                 _ => vec![WsCommand::Close {
                     code: INTERNAL_ERROR,
                     reason: "internal error".into(),
                 }],
             };
+            return (commands, held);
         }
         let mut commands = live.socket.map(|t| t.commands).unwrap_or_default();
         commands.extend(live.outbox.into_iter().map(WsCommand::Publish));
-        commands
+        (commands, held)
     }
 }
