@@ -50,6 +50,8 @@ pub(crate) struct Server<H> {
     h2: http2::Builder<LocalExec>,
     tls: Option<TlsAcceptor>,
     h2c: bool,
+    /// The worker drains: HTTP/1.1 responses close their connection (drain.rs).
+    pub(crate) draining: Rc<std::cell::Cell<bool>>,
 }
 
 impl<H: Handler> Server<H> {
@@ -81,6 +83,7 @@ impl<H: Handler> Server<H> {
             h2,
             tls,
             h2c: protocols.h2c,
+            draining: Rc::default(),
         }
     }
 
@@ -136,7 +139,8 @@ impl<H: Handler> Server<H> {
         async move {
             let mut watcher = watcher;
             // Client resets and timeouts end a connection; nothing to report.
-            if watcher.watch(Pin::new(&mut conn)).await.is_ok() {
+            let closing = watcher.watch_after(Pin::new(&mut conn), crate::drain::H1_GRACE);
+            if closing.await.is_ok() {
                 upgrade(conn, watcher);
             }
         }
@@ -168,19 +172,24 @@ impl<H: Handler> Server<H> {
     > + 'static {
         let handler = self.handler.clone();
         let max_url = self.limits.max_url;
+        let draining = self.draining.clone();
         service_fn(move |req| {
             // Also whether the head had both Content-Length and
             // Transfer-Encoding, which hyper hides (timeouts.rs).
             let framing_conflict = activity.busy();
             let (h, activity) = (handler.clone(), activity.clone());
+            let draining = draining.clone();
             async move {
-                let res = match reject::check(&req, max_url, framing_conflict) {
+                let mut res = match reject::check(&req, max_url, framing_conflict) {
                     Some(refused) => refused,
                     None => h.handle(req).await,
                 };
                 activity.answered();
                 if res.status() == hyper::StatusCode::SWITCHING_PROTOCOLS {
                     return Ok(switching(res, &activity));
+                }
+                if draining.get() {
+                    close_after(&mut res);
                 }
                 Ok::<_, Infallible>(res)
             }
@@ -216,6 +225,16 @@ impl<H: Handler> Server<H> {
             }
         })
     }
+}
+
+/// The worker drains: this response ends its connection.
+#[cold]
+#[inline(never)]
+fn close_after(res: &mut HttpResponse) {
+    res.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
 }
 
 /// A request in the app's hands; answered when dropped, also when an

@@ -7,12 +7,24 @@
 //! becomes a WebSocket hands its [`Watcher`] on to the WebSocket's driver
 //! (conn.rs, ws/), which starts its close (1001) when the drain starts, and
 //! the drain waits for it too.
+//!
+//! An HTTP/1.1 connection waiting for its next request is not closed at
+//! once: a client may have sent that request already, and would see the
+//! connection closed under it (a failed request, for most clients). For a
+//! moment ([`H1_GRACE`]) every response says `Connection: close` instead
+//! (the worker's `draining` flag, conn.rs), so a busy client is told in the
+//! response it waits for; only then are the connections still open closed.
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
+use std::time::Duration;
 
 use hyper::server::conn::{http1, http2};
 use tokio::sync::watch;
+
+/// How long an HTTP/1.1 connection may still get a request (answered with
+/// `Connection: close`) once the drain has started.
+pub(crate) const H1_GRACE: Duration = Duration::from_millis(500);
 
 /// A connection hyper can be asked to finish gracefully.
 pub(crate) trait Graceful: Future {
@@ -86,8 +98,24 @@ impl Watcher {
     /// Serve `conn`, asking it to finish gracefully once the drain starts.
     /// The drain counts the watcher, not `conn`: it waits for whoever
     /// holds the watcher next too.
-    pub(crate) async fn watch<C: Graceful>(&mut self, mut conn: Pin<&mut C>) -> C::Output {
-        let mut stopping = pin!(self.stopping());
+    pub(crate) async fn watch<C: Graceful>(&mut self, conn: Pin<&mut C>) -> C::Output {
+        self.watch_after(conn, Duration::ZERO).await
+    }
+
+    /// [`Watcher::watch`], asking `conn` to finish `grace` after the drain
+    /// has started.
+    pub(crate) async fn watch_after<C: Graceful>(
+        &mut self,
+        mut conn: Pin<&mut C>,
+        grace: Duration,
+    ) -> C::Output {
+        let rx = &mut self.rx;
+        let mut stopping = pin!(async move {
+            let _ = rx.changed().await;
+            if !grace.is_zero() {
+                tokio::time::sleep(grace).await;
+            }
+        });
         let mut asked = false;
         poll_fn(|cx| {
             if !asked && stopping.as_mut().poll(cx).is_ready() {

@@ -61,6 +61,7 @@ pub(crate) fn run<H: Handler>(
             }
         }
         drop(listener);
+        server.draining.set(true);
         if tokio::time::timeout(drain, graceful.shutdown()).await.is_err() {
             log::warn("drain timeout reached; closing the remaining connections");
         }
