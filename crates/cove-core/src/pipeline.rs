@@ -104,6 +104,11 @@ pub trait DbTurn {
     fn commit_group(&self) -> bool;
     /// `Some(committed)` once `group` has finished, `None` while it is open.
     fn group_result(&self, group: u64) -> Option<bool>;
+    /// Pause group commit and shared read snapshots (what is open is
+    /// committed first), or resume them as they were. While a reload has two
+    /// VMs on one worker thread, neither may hold the write lock across an
+    /// await: the other's write would wait for it on the same thread.
+    fn pause_group_commit(&self, paused: bool);
 }
 
 /// What a request's calls left in the worker's database turn, set by the

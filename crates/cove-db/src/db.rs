@@ -243,6 +243,14 @@ impl Db {
         }
     }
 
+    /// Pause group commit (committing the open group and ending the read
+    /// snapshot), or resume it as it was before the pause.
+    pub fn pause_group_commit(&mut self, paused: bool) {
+        if let Backend::Sqlite(db) = &mut self.0 {
+            db.pause_group_commit(paused);
+        }
+    }
+
     /// Whether a group transaction is open and waiting for [`Db::commit_group`].
     pub fn group_open(&self) -> bool {
         matches!(&self.0, Backend::Sqlite(db) if db.group_open())

@@ -42,4 +42,7 @@ impl DbTurn for SharedDb {
     fn group_result(&self, group: u64) -> Option<bool> {
         self.0.borrow().group_result(group)
     }
+    fn pause_group_commit(&self, paused: bool) {
+        self.0.borrow_mut().pause_group_commit(paused);
+    }
 }

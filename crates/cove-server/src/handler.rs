@@ -33,6 +33,10 @@ pub trait Handler: 'static {
     /// first connection is accepted; a handler may spawn local tasks here
     /// (a reloading one follows reload commands). Nothing by default.
     fn start(self: &Rc<Self>) {}
+
+    /// Pause the database's group commit, or resume it (a reload: see
+    /// `crate::reload`). Nothing by default.
+    fn pause_group_commit(&self, _paused: bool) {}
 }
 
 /// Runs requests through the app's middleware and handlers.
@@ -278,6 +282,10 @@ impl<A: App + 'static> Handler for ScriptHandler<A>
 where
     <A::Engine as Engine>::State: 'static,
 {
+    fn pause_group_commit(&self, paused: bool) {
+        self.app.db_turn().pause_group_commit(paused);
+    }
+
     fn start(self: &Rc<Self>) {
         if let Some(feed) = self.feed.borrow_mut().take() {
             self.live.follow(feed);

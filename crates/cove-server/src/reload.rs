@@ -10,10 +10,17 @@
 //! Requests already running keep their `Rc` to the old handler and finish on
 //! it; the old VM is dropped with its last request.
 //!
-//! Server mode does not use this: its handlers are served directly, so its
-//! request path is unchanged. Here a request costs one `RefCell` borrow.
+//! While a worker holds two versions (from the build until the old one's
+//! last request or connection has finished), both run with group commit
+//! paused ([`Handler::pause_group_commit`]): each is its own database
+//! connection on the one thread, and a write group one of them held open
+//! across an await would make the other's write wait on the write lock
+//! forever, on the very thread that would commit it.
+//!
+//! `cove dev` and server mode (SIGHUP, `cove serve`) both serve through
+//! this; a request costs one `RefCell` borrow and an `Rc` clone.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -26,6 +33,10 @@ use crate::Handler;
 
 /// How long a reload waits for the workers (one busy in a long handler answers late).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often a worker looks whether the version it switched away from is
+/// still in use.
+const RETIRE_CHECK: Duration = Duration::from_millis(20);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Command {
@@ -213,6 +224,8 @@ pub struct Reloading<H, F> {
     current: RefCell<Rc<H>>,
     /// Built in this round, waiting for the switch.
     next: RefCell<Option<(u64, H)>>,
+    /// Versions switched away from whose requests or connections still run.
+    retiring: Cell<usize>,
 }
 
 /// Wrap the handler factory `make` for [`crate::serve`]: each worker gets a
@@ -233,6 +246,7 @@ where
             reload: reload.clone(),
             current: RefCell::new(Rc::new(make(worker)?)),
             next: RefCell::new(None),
+            retiring: Cell::new(0),
             make: make.clone(),
         })
     }
@@ -254,9 +268,14 @@ where
             let command = *commands.borrow_and_update();
             match command {
                 Command::Build(round) => {
+                    self.current.borrow().pause_group_commit(true);
                     let built = (self.make)(self.worker).map(|h| {
+                        h.pause_group_commit(true);
                         *self.next.borrow_mut() = Some((round, h));
                     });
+                    if built.is_err() {
+                        self.resume_if_alone();
+                    }
                     shared.answer(round, Phase::Built, built);
                 }
                 Command::Switch(round) => {
@@ -265,14 +284,40 @@ where
                         if built == round {
                             let handler = Rc::new(handler);
                             handler.start();
-                            *self.current.borrow_mut() = handler;
+                            let old = std::mem::replace(&mut *self.current.borrow_mut(), handler);
+                            self.retire(old);
                         }
                     }
                     shared.answer(round, Phase::Switched, Ok(()));
                 }
-                Command::Discard(_) => drop(self.next.borrow_mut().take()),
+                Command::Discard(_) => {
+                    drop(self.next.borrow_mut().take());
+                    self.resume_if_alone();
+                }
                 Command::Idle => {}
             }
+        }
+    }
+
+    /// Drop `old` once its last request or connection has finished, then
+    /// resume group commit if no other version is left.
+    fn retire(self: &Rc<Self>, old: Rc<H>) {
+        self.retiring.set(self.retiring.get() + 1);
+        let this = self.clone();
+        tokio::task::spawn_local(async move {
+            while Rc::strong_count(&old) > 1 {
+                tokio::time::sleep(RETIRE_CHECK).await;
+            }
+            drop(old);
+            this.retiring.set(this.retiring.get() - 1);
+            this.resume_if_alone();
+        });
+    }
+
+    /// Resume group commit once the current version is the only one.
+    fn resume_if_alone(&self) {
+        if self.retiring.get() == 0 && self.next.borrow().is_none() {
+            self.current.borrow().pause_group_commit(false);
         }
     }
 

@@ -37,6 +37,8 @@ const FAILED_KEPT: usize = 64;
 #[derive(Debug, Default)]
 pub(crate) struct Group {
     pub(crate) enabled: bool,
+    /// Paused (`Sqlite::pause_group_commit`): `enabled` as it was before.
+    paused_from: Option<bool>,
     /// Our `BEGIN IMMEDIATE` is active.
     pub(crate) open: bool,
     /// `db.batch` savepoint active inside the group.
@@ -250,6 +252,22 @@ impl Sqlite {
             self.commit_group();
         }
         self.group.enabled = on;
+    }
+
+    /// Pause group commit (committing the open group first), or resume it
+    /// as it was before the pause (a reload, see `cove_server::Reload`).
+    pub fn pause_group_commit(&mut self, paused: bool) {
+        match (paused, self.group.paused_from) {
+            (true, None) => {
+                self.group.paused_from = Some(self.group.enabled);
+                self.set_group_commit(false);
+            }
+            (false, Some(was)) => {
+                self.group.paused_from = None;
+                self.set_group_commit(was);
+            }
+            _ => {}
+        }
     }
 
     /// Whether the script has a `db.batch` (explicit transaction) open: a
