@@ -22,6 +22,31 @@ pub struct ServerConfig {
     pub protocols: Protocols,
     /// WebSocket connections' limits (docs/protocols.md).
     pub ws: crate::WsLimits,
+    /// SIGHUP reloads and takeovers (docs/operations.md, "Deploys").
+    pub deploy: Deploy,
+}
+
+/// How a new version replaces the running one.
+#[derive(Clone, Default)]
+pub struct Deploy {
+    /// Run on SIGHUP, on a thread of its own: load the new version on every
+    /// worker (`crate::Reload`), or keep the old one and return the error.
+    pub on_hangup: Option<std::sync::Arc<dyn Fn() -> Result<(), String> + Send + Sync>>,
+    /// Take the listening sockets over from the server listening for a
+    /// takeover at this path, instead of binding (`--takeover`).
+    pub take_over: Option<std::path::PathBuf>,
+    /// Listen here for the next process to take over (`--takeover-socket`).
+    pub offer_at: Option<std::path::PathBuf>,
+}
+
+impl std::fmt::Debug for Deploy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deploy")
+            .field("on_hangup", &self.on_hangup.is_some())
+            .field("take_over", &self.take_over)
+            .field("offer_at", &self.offer_at)
+            .finish()
+    }
 }
 
 /// What the listeners speak besides plain HTTP/1.1.

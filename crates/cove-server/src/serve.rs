@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use cove_core::log;
 
-use crate::{listener, tls, worker, Handler, ServerConfig};
+use crate::{handover, listener, tls, worker, Handler, ServerConfig};
 
 /// How often the certificate files are checked for a change.
 const CERT_RECHECK: Duration = Duration::from_secs(5);
@@ -67,9 +67,10 @@ where
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // SIGHUP reloads certificate files; without them it keeps its default
-    // (the server stops, as before).
-    let reloads_files = matches!(config.protocols.tls, Some(tls::TlsSource::Files(_)));
+    // SIGHUP reloads certificate files and the app; with neither it keeps
+    // its default (the server stops, as before).
+    let reloads_files = matches!(config.protocols.tls, Some(tls::TlsSource::Files(_)))
+        || config.deploy.on_hangup.is_some();
     let (mut sigint, mut sigterm, mut sighup) = rt.block_on(async {
         Ok::<_, std::io::Error>((
             signal(SignalKind::interrupt())?,
@@ -80,13 +81,22 @@ where
             },
         ))
     })?;
-    let listeners = listener::bind_all(config.addr, config.workers.max(1)).map_err(|error| {
-        ServerError::Bind {
-            addr: config.addr,
-            error,
-        }
-    })?;
+    let bind_error = |error| ServerError::Bind {
+        addr: config.addr,
+        error,
+    };
+    let (listeners, incoming) = acquire(config).map_err(bind_error)?;
     let local = listeners[0].local_addr()?;
+    let workers_n = listeners.len();
+    // Kept to hand on to the next process (`--takeover-socket`).
+    let offer = match &config.deploy.offer_at {
+        Some(path) if incoming.is_none() => Some(handover::Offer::bind(path)?),
+        _ => None,
+    };
+    let handed = listeners
+        .iter()
+        .map(|l| l.try_clone().map(std::os::fd::OwnedFd::from))
+        .collect::<std::io::Result<Vec<_>>>()?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let drain = Duration::from_millis(config.limits.drain_timeout_ms);
     let http = config.http;
@@ -129,6 +139,28 @@ where
             return Err(ServerError::Load(msg));
         }
     }
+    // Every worker serves: the old server may stop now, and the path is ours.
+    let offer = match incoming {
+        Some(incoming) => {
+            if let Err(e) = incoming.finish() {
+                let _ = stop_tx.send(true);
+                join_all(workers);
+                return Err(ServerError::Io(e));
+            }
+            log::info("took over the listening sockets; the previous server drains");
+            // Serving already: a path that cannot be listened on only
+            // means no takeover from this process.
+            match config.deploy.offer_at.as_deref().map(handover::Offer::bind) {
+                Some(Ok(offer)) => Some(offer),
+                Some(Err(e)) => {
+                    log::error(&format!("{e}; this server cannot be taken over"));
+                    None
+                }
+                None => None,
+            }
+        }
+        None => offer,
+    };
     if let Err(msg) = ready() {
         let _ = stop_tx.send(true);
         join_all(workers);
@@ -142,9 +174,36 @@ where
     log::info(&format!(
         "listening on {scheme}://{local} ({}, {} worker{})",
         config.label,
-        config.workers,
-        if config.workers == 1 { "" } else { "s" }
+        workers_n,
+        if workers_n == 1 { "" } else { "s" }
     ));
+    let (taken_tx, taken_rx) = tokio::sync::oneshot::channel::<()>();
+    // Done once a new process took over; never without a takeover socket.
+    let mut taken = Box::pin(async move {
+        if taken_rx.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    });
+    if let Some(offer) = offer {
+        log::info(&format!(
+            "a new process can take over with --takeover {}",
+            offer.path().display()
+        ));
+        std::thread::Builder::new()
+            .name("cove-takeover".into())
+            .spawn(move || {
+                offer.serve(handed);
+                let _ = taken_tx.send(());
+            })?;
+    } else {
+        drop(handed);
+    }
+    let reloader = config
+        .deploy
+        .on_hangup
+        .clone()
+        .map(Reloader::start)
+        .transpose()?;
     tokio::task::LocalSet::new().block_on(&rt, async {
         if let Some(l) = redirect {
             log::info(&format!(
@@ -168,6 +227,13 @@ where
                     if let Some(certs) = &protocols.tls {
                         certs.reload();
                     }
+                    if let Some(r) = &reloader {
+                        r.request();
+                    }
+                }
+                _ = &mut taken => {
+                    log::info("a new process took over the listening sockets");
+                    break;
                 }
                 _ = recheck.tick() => {
                     if let Some(certs) = &protocols.tls {
@@ -189,6 +255,85 @@ where
         }
     });
     Ok(())
+}
+
+/// The listening sockets: handed over by the server at `--takeover`,
+/// passed by systemd, or bound here (one per worker). Inherited sockets are
+/// shared out among the workers; every one of them is accepted from.
+fn acquire(
+    config: &ServerConfig,
+) -> std::io::Result<(Vec<std::net::TcpListener>, Option<handover::Incoming>)> {
+    let workers = config.workers.max(1);
+    let (inherited, incoming) = match &config.deploy.take_over {
+        Some(path) => {
+            let (ls, incoming) = handover::take_over(path)?;
+            (ls, Some(incoming))
+        }
+        None => match handover::systemd_listeners()? {
+            Some(ls) => (ls, None),
+            None => return Ok((listener::bind_all(config.addr, workers)?, None)),
+        },
+    };
+    let n = inherited.len();
+    if n > 1
+        && inherited
+            .iter()
+            .any(|l| l.local_addr().ok() != inherited[0].local_addr().ok())
+    {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the inherited sockets listen on different addresses; Cove serves one",
+        ));
+    }
+    let mut all = inherited;
+    for i in n..workers {
+        let copy = all[i % n].try_clone()?;
+        all.push(copy);
+    }
+    Ok((all, incoming))
+}
+
+/// Whether the listening sockets will be inherited (`--takeover`, systemd)
+/// rather than bound: then the port is not checked for being free.
+pub fn inherits_listeners(deploy: &crate::Deploy) -> bool {
+    deploy.take_over.is_some()
+        || (std::env::var_os("LISTEN_FDS").is_some()
+            && std::env::var("LISTEN_PID")
+                .ok()
+                .and_then(|p| p.parse::<u32>().ok())
+                == Some(std::process::id()))
+}
+
+/// Runs the app reloads SIGHUP asks for, one at a time, on a thread of its
+/// own (a reload waits for every worker).
+struct Reloader(std::sync::mpsc::Sender<()>);
+
+type ReloadFn = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
+
+impl Reloader {
+    fn start(reload: ReloadFn) -> std::io::Result<Reloader> {
+        let (tx, rx) = mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("cove-reload".into())
+            .spawn(move || {
+                while rx.recv().is_ok() {
+                    // Signals that came during this reload ask for one more.
+                    while rx.try_recv().is_ok() {}
+                    log::info("SIGHUP: reloading the app");
+                    match reload() {
+                        Ok(()) => log::info("reloaded the app on every worker"),
+                        Err(msg) => log::error(&format!(
+                            "reload failed: {msg} (still serving the previous version)"
+                        )),
+                    }
+                }
+            })?;
+        Ok(Reloader(tx))
+    }
+
+    fn request(&self) {
+        let _ = self.0.send(());
+    }
 }
 
 /// The next SIGHUP, if it is caught; never otherwise.

@@ -325,6 +325,18 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(0..=300_000))]
     pub drain_timeout: u64,
 
+    /// Take the listening sockets over from the Cove server listening for
+    /// a takeover at PATH (its --takeover-socket), instead of binding the
+    /// port; once this one serves, that one drains and exits
+    /// (docs/operations.md, "Deploys").
+    #[arg(long, value_name = "PATH")]
+    pub takeover: Option<PathBuf>,
+
+    /// Listen on the Unix socket PATH for a new process started with
+    /// --takeover PATH, and hand it the listening sockets.
+    #[arg(long, value_name = "PATH")]
+    pub takeover_socket: Option<PathBuf>,
+
     /// Largest request head (request line and headers); a bigger one gets
     /// 431 and the connection is closed.
     #[arg(long, default_value = "64k", value_parser = parse_size)]

@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Result};
 
@@ -13,8 +13,8 @@ use cove_db::{Db, WriteLock};
 use cove_js::JsEngine;
 use cove_lua::LuaEngine;
 use cove_server::{
-    Acme, AcmeSettings, Baseline, Certs, Protocols, ScriptHandler, ServerConfig, TlsFiles,
-    TlsSource,
+    reloading, Acme, AcmeSettings, Baseline, Certs, Protocols, Reload, ScriptHandler, ServerConfig,
+    TlsFiles, TlsSource,
 };
 
 use crate::app::{AppSource, Runtime};
@@ -107,9 +107,12 @@ pub fn run_verified(
     signed: Option<crate::sign::SignedManifest>,
 ) -> Result<()> {
     init(args);
-    let config = server_config(args, &app)?;
+    let mut config = server_config(args, &app)?;
     // Before the database: a server that cannot listen leaves none behind.
-    cove_server::check_addr(config.addr)?;
+    // Sockets handed over (--takeover, systemd) listen already.
+    if !cove_server::inherits_listeners(&config.deploy) {
+        cove_server::check_addr(config.addr)?;
+    }
     // The kernel sandbox, before anything loads: no exec or fork from here.
     let sandbox = crate::sandbox::Sandbox::start(args, &app)?;
     // And the app must load before its database is created or migrated.
@@ -129,6 +132,21 @@ pub fn run_verified(
     if migrate_db {
         migrate(&mut main_db, &app.files)?;
     }
+    // SIGHUP: migrations first, then the new version on every worker or on none.
+    let reload = Reload::new(config.workers);
+    let main_db = Arc::new(Mutex::new(Some(main_db)));
+    config.deploy.on_hangup = Some({
+        let (reload, main_db, files) = (reload.clone(), main_db.clone(), app.files.clone());
+        Arc::new(move || {
+            if migrate_db {
+                let mut db = main_db.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(db) = db.as_mut() {
+                    apply_migrations(db, &files).map_err(|e| format!("{e:#}"))?;
+                }
+            }
+            reload.reload()
+        })
+    });
     let script = app.script_config(config.limits.clone(), !args.no_group_commit);
     // One store for every worker's VM: rate limits and counters are per
     // server, or per deployment on Redis.
@@ -140,10 +158,23 @@ pub fn run_verified(
         pubsub: shared.pubsub.clone(),
     };
     let check = move |declared| signed.as_ref().map_or(Ok(()), |s| s.check(declared));
-    // Then each worker, once its app has loaded, enters the sandbox.
+    // Then each worker, once its app has loaded, enters the sandbox. A
+    // reload (SIGHUP) loads again on a worker that has entered it: the
+    // policy made from the first manifest stays, so the manifest may not change.
     let worker_sandbox = sandbox.clone();
+    let first_manifest = std::sync::OnceLock::new();
     let check = move |declared: Option<serde_json::Value>| {
         check(declared.clone())?;
+        if first_manifest.get_or_init(|| declared.clone()) != &declared {
+            return Err(
+                "the app's manifest changed: the sandbox's policy was made from the \
+                        one it declared at start; start a new process (--takeover) to apply it"
+                    .to_string(),
+            );
+        }
+        if ENTERED.with(|e| e.replace(true)) {
+            return Ok(());
+        }
         worker_sandbox.enter_worker(declared)
     };
     // And the main thread, once they all have.
@@ -151,30 +182,46 @@ pub fn run_verified(
     let served = match app.runtime {
         Runtime::Js => cove_server::serve_then(
             &config,
-            opener.handlers(
-                move |db| {
-                    let app = JsEngine::load(&script, db, &shared)?;
-                    check(app.engine.manifest()).map(|()| app)
-                },
-                &config,
+            reloading(
+                reload.clone(),
+                opener.handlers(
+                    move |db| {
+                        let app = JsEngine::load(&script, db, &shared)?;
+                        check(app.engine.manifest()).map(|()| app)
+                    },
+                    &config,
+                ),
             ),
             ready,
         ),
         Runtime::Lua => cove_server::serve_then(
             &config,
-            opener.handlers(
-                move |db| {
-                    let app = LuaEngine::load(&script, db, &shared)?;
-                    check(app.engine.manifest()).map(|()| app)
-                },
-                &config,
+            reloading(
+                reload.clone(),
+                opener.handlers(
+                    move |db| {
+                        let app = LuaEngine::load(&script, db, &shared)?;
+                        check(app.engine.manifest()).map(|()| app)
+                    },
+                    &config,
+                ),
             ),
             ready,
         ),
     };
+    // The workers are gone: a reload waiting for them must not wait on.
+    reload.stop();
     served.map_err(load_failed)?;
-    shut_down(main_db);
+    let main_db = main_db.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(main_db) = main_db {
+        shut_down(main_db);
+    }
     Ok(())
+}
+
+thread_local! {
+    /// This worker thread has entered the kernel sandbox (once is enough).
+    static ENTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// How a server error reads to the user.
@@ -229,6 +276,15 @@ pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerC
             max_message: args.ws_max_message,
             max_frame: args.ws_max_message,
             ..Default::default()
+        },
+        deploy: cove_server::Deploy {
+            on_hangup: None,
+            // The new process listens where it took over from, for the next deploy.
+            offer_at: args
+                .takeover_socket
+                .clone()
+                .or_else(|| args.takeover.clone()),
+            take_over: args.takeover.clone(),
         },
     })
 }
@@ -313,6 +369,7 @@ pub fn baseline(args: &BaselineArgs) -> Result<()> {
         dev_errors: None,
         protocols: Protocols::default(),
         ws: Default::default(),
+        deploy: Default::default(),
     };
     cove_server::serve(&config, |_| Ok(Baseline))?;
     Ok(())
