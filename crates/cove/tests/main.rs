@@ -15,6 +15,7 @@ mod cove_error;
 mod crypto;
 mod db;
 mod db_guard;
+mod deploys;
 mod dev;
 mod dev_errors;
 mod durability;
