@@ -221,3 +221,42 @@ fn a_call_notes_its_group_and_the_turn_commits_it() {
     assert!(!turn.left_open);
     assert_eq!(turn.touched, Some(gen));
 }
+
+#[test]
+fn a_pause_commits_the_open_group_and_a_resume_restores_group_commit() {
+    let (mut f, mut w) = grouped();
+    insert(&mut w, "a").unwrap();
+    let gen = w.take_touched().expect("joined a group");
+    w.pause_group_commit(true);
+    // The group is committed and the write lock released: another
+    // connection of the same lock (a second VM on this thread) can write.
+    assert_eq!(w.group_result(gen), Some(true));
+    assert!(!w.group_open());
+    insert(&mut f.db, "b").unwrap();
+    // Paused: each write commits on its own, nothing left open.
+    insert(&mut w, "c").unwrap();
+    assert!(!w.group_open());
+    assert_eq!(int(&mut f.db, "SELECT count(*) FROM t"), 3);
+    // A second pause changes nothing; the resume brings groups back.
+    w.pause_group_commit(true);
+    w.pause_group_commit(false);
+    insert(&mut w, "d").unwrap();
+    assert!(w.group_open());
+    assert!(w.commit_group());
+}
+
+#[test]
+fn a_resume_keeps_group_commit_off_where_it_was_off() {
+    let mut f = fixture();
+    f.db.exec(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)",
+        &[],
+        Origin::App,
+    )
+    .unwrap();
+    let mut w = f.second();
+    w.pause_group_commit(true);
+    w.pause_group_commit(false);
+    insert(&mut w, "a").unwrap();
+    assert!(!w.group_open());
+}

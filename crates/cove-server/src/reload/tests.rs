@@ -2,12 +2,17 @@ use super::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 
-/// A handler that only knows which app version it was built from.
-struct Built(usize);
+/// A handler that only knows which app version it was built from, and
+/// notes on `Disk` whether its group commit is paused.
+struct Built(usize, Arc<Disk>);
 
 impl Handler for Built {
     async fn handle(self: Rc<Self>, _req: hyper::Request<Incoming>) -> HttpResponse {
         unreachable!("no requests in these tests")
+    }
+
+    fn pause_group_commit(&self, paused: bool) {
+        self.1.paused.lock().unwrap().insert(self.0, paused);
     }
 }
 
@@ -17,6 +22,14 @@ impl Handler for Built {
 struct Disk {
     version: AtomicUsize,
     broken_on_worker_1: AtomicBool,
+    /// Each version's group commit: paused or not (absent: never touched).
+    paused: Mutex<std::collections::HashMap<usize, bool>>,
+}
+
+impl Disk {
+    fn paused(&self, version: usize) -> Option<bool> {
+        self.paused.lock().unwrap().get(&version).copied()
+    }
 }
 
 /// Worker threads as the server runs them, each publishing the version its
@@ -34,7 +47,7 @@ impl Workers {
             if worker == 1 && disk.broken_on_worker_1.load(Ordering::SeqCst) {
                 return Err("app.lua:3: unexpected symbol".to_string());
             }
-            Ok(Built(disk.version.load(Ordering::SeqCst)))
+            Ok(Built(disk.version.load(Ordering::SeqCst), disk.clone()))
         }));
         let seen: Arc<Vec<AtomicUsize>> = Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect());
         let stop = Arc::new(AtomicBool::new(false));
@@ -128,4 +141,37 @@ fn a_stopped_server_is_not_waited_for() {
         waiting.join().unwrap().unwrap_err(),
         "the server is stopping"
     );
+}
+
+#[test]
+fn group_commit_is_paused_while_two_versions_share_a_worker() {
+    let disk = Arc::new(Disk::default());
+    disk.version.store(1, Ordering::SeqCst);
+    let reload = Reload::new(2);
+    let workers = Workers::start(2, &reload, &disk);
+    workers.all_serve(1);
+    assert_eq!(disk.paused(1), None, "untouched until a reload");
+
+    disk.version.store(2, Ordering::SeqCst);
+    reload.reload().unwrap();
+    workers.all_serve(2);
+    // Both were paused for the build; version 1 is gone (nothing holds
+    // it), so version 2 resumes.
+    assert_eq!(disk.paused(1), Some(true));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while disk.paused(2) != Some(false) {
+        assert!(Instant::now() < deadline, "version 2 still paused");
+        thread::sleep(Duration::from_millis(5));
+    }
+
+    // A failed build resumes the version that goes on serving.
+    disk.version.store(3, Ordering::SeqCst);
+    disk.broken_on_worker_1.store(true, Ordering::SeqCst);
+    reload.reload().unwrap_err();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while disk.paused(2) != Some(false) {
+        assert!(Instant::now() < deadline, "version 2 left paused");
+        thread::sleep(Duration::from_millis(5));
+    }
+    workers.stop();
 }
