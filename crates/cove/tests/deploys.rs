@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
@@ -199,19 +199,24 @@ fn take_over(entry: &Path, db: &Path, sock: &Path) -> Server {
     .unwrap_or_else(|log| panic!("the new process did not start:\n{log}"))
 }
 
+/// A two-worker server of `entry` that hands its sockets over at
+/// `dir/takeover.sock`, once it says so; the socket's path and the server.
+fn serving_takeovers(dir: &tempfile::TempDir, entry: &Path) -> (PathBuf, Server) {
+    let sock = dir.path().join("takeover.sock");
+    let args = [
+        "--workers",
+        "2",
+        "--takeover-socket",
+        sock.to_str().unwrap(),
+    ];
+    let server = Server::start(entry, &args);
+    server.wait_for_log("can take over with --takeover");
+    (sock, server)
+}
+
 fn takeover_under_load(lang: Lang) {
     let (dir, entry) = app(lang, "v1");
-    let sock = dir.path().join("takeover.sock");
-    let mut old = Server::start(
-        &entry,
-        &[
-            "--workers",
-            "2",
-            "--takeover-socket",
-            sock.to_str().unwrap(),
-        ],
-    );
-    old.wait_for_log("can take over with --takeover");
+    let (sock, mut old) = serving_takeovers(&dir, &entry);
     let port = old.port;
     let load = wrk(port, 4);
     thread::sleep(Duration::from_millis(1000));
@@ -251,17 +256,7 @@ fn a_new_process_takes_over_under_load_js() {
 #[test]
 fn a_failed_takeover_leaves_the_old_server_serving() {
     let (dir, entry) = app(Lang::Lua, "v1");
-    let sock = dir.path().join("takeover.sock");
-    let old = Server::start(
-        &entry,
-        &[
-            "--workers",
-            "2",
-            "--takeover-socket",
-            sock.to_str().unwrap(),
-        ],
-    );
-    old.wait_for_log("can take over with --takeover");
+    let (sock, old) = serving_takeovers(&dir, &entry);
     std::fs::write(
         &entry,
         "app.get(\"/\", function(req, res)\n  res:json({ v = ) end)\n",
