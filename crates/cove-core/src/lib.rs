@@ -33,7 +33,7 @@ pub use events::{
 pub use exchange::{header_map, Exchange, HeaderMap, Request, ScriptConfig};
 pub use files::{clean_relative, walk_app_dir, AppFiles, Pack};
 pub use job::{block_on, waiting_in_place, Job, JobFuture, JobOutput, JobWork};
-pub use limits::{release_heap, set_heap_release, Limits, OUT_OF_HEAP};
+pub use limits::{release_heap, set_heap_release, LimitHit, Limits, OUT_OF_HEAP, OVER_BUDGET};
 pub use pipeline::{
     run_main, run_main_blocking, run_pre, run_pre_blocking, App, DbTurn, Engine, Flow, ScriptApp,
     ScriptError, Step, TurnTx, TurnUse, UPGRADE_REQUIRED,

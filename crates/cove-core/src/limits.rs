@@ -2,6 +2,35 @@
 pub const OUT_OF_HEAP: &str =
     "not enough memory: the script heap limit was reached (raise it with -m)";
 
+/// How the message of a script stopped by its instruction budget starts
+/// (both runtimes).
+pub const OVER_BUDGET: &str = "instruction limit exceeded";
+
+/// A limit a script call ran into, told from its error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitHit {
+    /// The instruction budget (`--max-instructions`).
+    Budget,
+    /// The VM heap cap (`-m`).
+    Heap,
+}
+
+impl LimitHit {
+    /// The limit `message` (a script error, with its location and
+    /// traceback) reports, if any. The engines build these messages from
+    /// [`OVER_BUDGET`] and [`OUT_OF_HEAP`]; a script's own error that
+    /// quotes them counts too, which the metrics can live with.
+    pub fn of(message: &str) -> Option<LimitHit> {
+        if message.contains(OVER_BUDGET) {
+            Some(LimitHit::Budget)
+        } else if message.contains(OUT_OF_HEAP) {
+            Some(LimitHit::Heap)
+        } else {
+            None
+        }
+    }
+}
+
 /// Every limit the runtime enforces, in one place (defaults follow Hull).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {

@@ -24,6 +24,13 @@ pub struct ScriptError {
     pub message: String,
 }
 
+impl ScriptError {
+    /// The limit this error reports, if it is a budget or heap-cap hit.
+    pub fn limit_hit(&self) -> Option<crate::LimitHit> {
+        crate::LimitHit::of(&self.message)
+    }
+}
+
 impl std::fmt::Display for ScriptError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)

@@ -243,6 +243,15 @@ impl RouteTable {
         })
     }
 
+    /// The pattern of the route `handler` serves (`/tasks/:id`): what the
+    /// metrics name a request by, rather than its raw path.
+    pub fn pattern(&self, handler: HandlerId) -> Option<&str> {
+        self.routes
+            .iter()
+            .find(|r| r.handler == handler)
+            .map(|r| r.pattern.as_str())
+    }
+
     /// `(method, pattern, phase)` of every middleware, in registration order.
     pub fn middleware(&self) -> impl Iterator<Item = (&str, &str, Phase)> {
         self.middleware

@@ -89,7 +89,8 @@ impl Budget {
 
     pub(crate) fn message(&self) -> String {
         format!(
-            "instruction limit exceeded ({} instructions per call; raise it with --max-instructions)",
+            "{} ({} instructions per call; raise it with --max-instructions)",
+            cove_core::OVER_BUDGET,
             self.limit
         )
     }

@@ -22,6 +22,7 @@ use crate::ws::Sockets;
 mod socket;
 use crate::dev_error::DevErrors;
 use crate::live::Live;
+use crate::metrics::{self, RequestMetrics, RouteKey};
 use crate::static_files::{self, StaticFiles};
 use crate::ServerConfig;
 
@@ -59,6 +60,9 @@ pub struct ScriptHandler<A> {
     publisher: Option<Publisher>,
     /// WebSocket connections (`app.ws` routes) on this worker.
     sockets: Sockets,
+    /// `--metrics`: this worker's metric handles; `None` (off) costs a
+    /// request one branch.
+    metrics: Option<Box<RequestMetrics>>,
 }
 
 impl<A: App + 'static> ScriptHandler<A> {
@@ -77,6 +81,7 @@ impl<A: App + 'static> ScriptHandler<A> {
             feed: RefCell::new(None),
             publisher: None,
             sockets: Sockets::new(config.ws.clone(), live, None),
+            metrics: metrics::for_this_worker(),
         }
     }
 
@@ -293,6 +298,46 @@ where
     }
 
     async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
+        if self.metrics.is_some() {
+            // Boxed: the request future of a server without metrics stays
+            // as it was.
+            return Box::pin(self.measured(req)).await;
+        }
+        let route = Cell::new(None);
+        self.respond(req, &route).await
+    }
+}
+
+impl<A: App + 'static> ScriptHandler<A>
+where
+    <A::Engine as Engine>::State: 'static,
+{
+    /// [`Self::respond`], counted in the metrics.
+    async fn measured(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
+        let Some(m) = self.metrics.as_deref() else {
+            return self.clone().respond(req, &Cell::new(None)).await;
+        };
+        let method = req.method().clone();
+        let flight = m.start();
+        let route = Cell::new(None);
+        let res = self.clone().respond(req, &route).await;
+        let status = res.status().as_u16();
+        m.finish(
+            self.app.routes(),
+            route.get(),
+            method.as_str(),
+            status,
+            flight,
+        );
+        res
+    }
+
+    /// The response to `req`; `route` is set to the route it matched.
+    async fn respond(
+        self: Rc<Self>,
+        req: hyper::Request<Incoming>,
+        route: &Cell<RouteKey>,
+    ) -> HttpResponse {
         let (mut parts, body) = req.into_parts();
         // hyper has read the framing: an exact size is the Content-Length
         // (0 when there is no body); a chunked body has none. Cheaper than
@@ -300,12 +345,15 @@ where
         let declared = body.size_hint().exact();
         if declared.is_some_and(|n| n > self.max_body as u64) {
             drain_h2(parts.version, body);
-            return closing(413, "Payload Too Large");
+            return self.too_large();
         }
         let mut head = request_head(&mut parts);
         let mut plan = self.app.routes().plan(&head.method, &head.path);
-        if let Target::Route { params, .. } | Target::Socket { params, .. } = &mut plan.target {
+        if let Target::Route { params, handler } | Target::Socket { params, handler } =
+            &mut plan.target
+        {
             head.params = std::mem::take(params);
+            route.set(Some(*handler));
         }
         let engine = self.app.engine();
         // A script that waits holds no transaction (it cannot wait inside
@@ -345,7 +393,7 @@ where
                 Ok(bytes) => ex.req.body = bytes,
                 Err(BodyError::TooLarge(rest)) => {
                     drain_h2(parts.version, rest);
-                    return closing(413, "Payload Too Large");
+                    return self.too_large();
                 }
                 Err(BodyError::Broken) => return closing(400, "Bad Request"),
             }
@@ -369,6 +417,15 @@ where
 }
 
 impl<A: App + 'static> ScriptHandler<A> {
+    /// 413, counted.
+    #[cold]
+    fn too_large(&self) -> HttpResponse {
+        if let Some(m) = &self.metrics {
+            m.too_large();
+        }
+        closing(413, "Payload Too Large")
+    }
+
     /// The static file the request names, if there is one, sent once the
     /// writes of the middleware that ran before it are committed.
     async fn serve_static(self: &Rc<Self>, ex: &Exchange) -> Option<HttpResponse> {
@@ -391,6 +448,9 @@ impl<A: App + 'static> ScriptHandler<A> {
     fn finish(&self, mut ex: Exchange) -> HttpResponse {
         for err in &ex.errors {
             log::error(&format!("{} {}: {}", ex.req.method, ex.req.path, err));
+        }
+        if let Some(m) = self.metrics.as_deref().filter(|_| !ex.errors.is_empty()) {
+            m.errors(&ex.errors);
         }
         if let Some(dev) = &self.dev_errors {
             dev.apply(&mut ex);

@@ -18,6 +18,7 @@ mod io;
 mod listen_fds;
 mod listener;
 mod live;
+pub mod metrics;
 mod reject;
 mod reload;
 mod serve;

@@ -380,6 +380,12 @@ pub struct ServeArgs {
     #[arg(long, env = "COVE_AUDIT", value_parser = clap::builder::BoolishValueParser::new())]
     pub audit: bool,
 
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g.
+    /// 127.0.0.1:9100), on a listener of their own; never the app's address.
+    /// Off by default. See docs/operations.md.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
+
     /// Tests only: once a thread has entered the sandbox, try OP (read=PATH,
     /// write=PATH, spawn=PATH, exec=PATH, connect=ADDR, bind=ADDR, udp) and
     /// print what the kernel answered (repeatable).

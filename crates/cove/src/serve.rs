@@ -113,6 +113,9 @@ pub fn run_verified(
     if !cove_server::inherits_listeners(&config.deploy) {
         cove_server::check_addr(config.addr)?;
     }
+    if let Some(at) = args.metrics {
+        cove_server::metrics::start(at, config.addr)?;
+    }
     // The kernel sandbox, before anything loads: no exec or fork from here.
     let sandbox = crate::sandbox::Sandbox::start(args, &app)?;
     // And the app must load before its database is created or migrated.

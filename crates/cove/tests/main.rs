@@ -35,6 +35,7 @@ mod js;
 mod kernel_sandbox;
 mod limits;
 mod live;
+mod metrics;
 mod middleware;
 mod migrate;
 mod outbound;

@@ -119,7 +119,8 @@ impl Budget {
 
     fn message(&self, location: Option<String>) -> String {
         let msg = format!(
-            "instruction limit exceeded ({} instructions per call; raise it with --max-instructions)",
+            "{} ({} instructions per call; raise it with --max-instructions)",
+            cove_core::OVER_BUDGET,
             self.limit
         );
         match location {

@@ -84,14 +84,19 @@ pub(crate) struct Live {
     /// The comment line sent on an idle stream, so that proxies and the
     /// idle timeout do not close it.
     heartbeat: Duration,
+    /// `--metrics`: `cove_live_connections` of this worker.
+    gauge: Option<metrics::Gauge>,
 }
 
 /// Counts one open stream until dropped.
-pub(crate) struct Open(Rc<Cell<usize>>);
+pub(crate) struct Open(Rc<Cell<usize>>, Option<metrics::Gauge>);
 
 impl Drop for Open {
     fn drop(&mut self) {
         self.0.set(self.0.get() - 1);
+        if let Some(gauge) = &self.1 {
+            gauge.decrement(1.0);
+        }
     }
 }
 
@@ -105,6 +110,7 @@ impl Live {
             dropped_slow: Cell::new(0),
             lost: Cell::new(0),
             heartbeat: (idle / 2).min(Duration::from_secs(15)),
+            gauge: crate::metrics::live_gauge(),
         }
     }
 
@@ -179,7 +185,10 @@ impl Live {
             return None;
         }
         self.open.set(self.open.get() + 1);
-        Some(Open(self.open.clone()))
+        if let Some(gauge) = &self.gauge {
+            gauge.increment(1.0);
+        }
+        Some(Open(self.open.clone(), self.gauge.clone()))
     }
 
     /// Send what is published to `topic` to a WebSocket's `queue` too (once,

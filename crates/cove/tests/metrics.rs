@@ -1,0 +1,217 @@
+//! `--metrics ADDR`: Prometheus text on a listener of its own, counting
+//! requests by route pattern, method and status class.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+
+use crate::util::{run, Server};
+
+const LUA_APP: &str = r#"
+app.get("/tasks/:id", function(req, res) res:json({ id = req.params.id }) end)
+app.get("/boom", function(req, res) error("kaboom") end)
+app.get("/spin", function(req, res) while true do end end)
+app.post("/body", function(req, res) res:json({ len = #req.body }) end)
+"#;
+
+const JS_APP: &str = r#"
+import { app } from "hull:app";
+app.get("/tasks/:id", (req, res) => res.json({ id: req.params.id }));
+app.get("/boom", (req, res) => { throw new Error("kaboom"); });
+app.get("/spin", (req, res) => { for (;;) {} });
+app.post("/body", (req, res) => res.json({ len: req.body.length }));
+"#;
+
+/// One sample of the exposition: its name, labels and value.
+#[derive(Debug)]
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// The samples of a Prometheus text exposition (comments skipped).
+fn parse(text: &str) -> Vec<Sample> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').expect("name and value");
+        let (name, labels) = match series.split_once('{') {
+            Some((name, rest)) => (name, rest.trim_end_matches('}')),
+            None => (series, ""),
+        };
+        let mut map = BTreeMap::new();
+        // Label values here hold no `",` (route patterns, numbers).
+        for pair in labels.split("\",").filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').expect("label=value");
+            map.insert(k.to_string(), v.trim_matches('"').to_string());
+        }
+        out.push(Sample {
+            name: name.to_string(),
+            labels: map,
+            value: value.parse().expect("a number"),
+        });
+    }
+    out
+}
+
+/// The sum over every worker of `name`'s samples whose labels include `want`.
+fn sum(samples: &[Sample], name: &str, want: &[(&str, &str)]) -> f64 {
+    samples
+        .iter()
+        .filter(|s| s.name == name)
+        .filter(|s| {
+            want.iter()
+                .all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v))
+        })
+        .map(|s| s.value)
+        .sum()
+}
+
+/// GET `path` on `port` with a plain HTTP/1.0 request; status and body.
+fn fetch(port: u16, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to metrics");
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text[9..12].parse().unwrap();
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, body.to_string())
+}
+
+/// The metrics port from the server's log line.
+fn metrics_port(server: &Server) -> u16 {
+    let log = server.wait_for_log("metrics on http://");
+    let rest = log.split("metrics on http://").nth(1).unwrap();
+    let addr = rest.split('/').next().unwrap();
+    addr.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+fn scrape(server: &Server) -> Vec<Sample> {
+    let (status, body) = fetch(metrics_port(server), "/metrics");
+    assert_eq!(status, 200, "{body}");
+    parse(&body)
+}
+
+fn start(dir: &Path, file: &str, source: &str) -> Server {
+    let app = dir.join(file);
+    std::fs::write(&app, source).unwrap();
+    Server::start(
+        &app,
+        &[
+            "--metrics",
+            "127.0.0.1:0",
+            "--max-body",
+            "1k",
+            "--max-instructions",
+            "1000000",
+        ],
+    )
+}
+
+fn requests_are_counted(file: &str, source: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path(), file, source);
+    assert_eq!(s.get("/tasks/1").status, 200);
+    assert_eq!(s.get("/tasks/2").status, 200);
+    assert_eq!(s.get("/nope").status, 404);
+    assert_eq!(s.get("/boom").status, 500);
+    assert_eq!(s.get("/spin").status, 500);
+    let r = s.request("POST", "/body", &[], Some(&[b'x'; 2048]));
+    assert_eq!(r.status, 413);
+    let r = s.request("POST", "/body", &[], Some(&[b'x'; 10]));
+    assert_eq!(r.status, 200);
+
+    let m = scrape(&s);
+    let requests = |route, method, status| {
+        sum(
+            &m,
+            "cove_requests_total",
+            &[("route", route), ("method", method), ("status", status)],
+        )
+    };
+    assert_eq!(requests("/tasks/:id", "GET", "2xx"), 2.0);
+    assert_eq!(requests("/boom", "GET", "5xx"), 1.0);
+    assert_eq!(requests("/spin", "GET", "5xx"), 1.0);
+    assert_eq!(requests("/body", "POST", "2xx"), 1.0);
+    assert_eq!(requests("<none>", "GET", "4xx"), 1.0);
+    // Refused from its Content-Length, before routing.
+    assert_eq!(requests("<none>", "POST", "4xx"), 1.0);
+    // The raw path is never a label.
+    assert!(m
+        .iter()
+        .all(|s| s.labels.get("route").map(String::as_str) != Some("/tasks/1")));
+    assert_eq!(
+        sum(
+            &m,
+            "cove_request_duration_seconds_count",
+            &[("route", "/tasks/:id")]
+        ),
+        2.0
+    );
+    assert!(
+        sum(
+            &m,
+            "cove_request_duration_seconds_sum",
+            &[("route", "/tasks/:id")]
+        ) > 0.0
+    );
+    assert_eq!(sum(&m, "cove_requests_in_flight", &[]), 0.0);
+    assert_eq!(sum(&m, "cove_handler_errors_total", &[]), 2.0);
+    assert_eq!(sum(&m, "cove_budget_hits_total", &[]), 1.0);
+    assert_eq!(sum(&m, "cove_heap_cap_hits_total", &[]), 0.0);
+    assert_eq!(sum(&m, "cove_body_limit_rejections_total", &[]), 1.0);
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(sum(&m, "cove_build_info", &[("version", version)]), 1.0);
+    assert!(sum(&m, "cove_worker_cpu_microseconds_total", &[("worker", "0")]) > 0.0);
+    // Only /metrics is served there.
+    assert_eq!(fetch(metrics_port(&s), "/").0, 404);
+}
+
+#[test]
+fn lua_requests_are_counted_by_route_method_and_status_class() {
+    requests_are_counted("app.lua", LUA_APP);
+}
+
+#[test]
+fn js_requests_are_counted_by_route_method_and_status_class() {
+    requests_are_counted("app.js", JS_APP);
+}
+
+#[test]
+fn off_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app.lua");
+    std::fs::write(&app, LUA_APP).unwrap();
+    let s = Server::start(&app, &[]);
+    assert_eq!(s.get("/tasks/1").status, 200);
+    assert!(!s.log().contains("metrics on"));
+}
+
+#[test]
+fn the_apps_own_address_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app.lua");
+    std::fs::write(&app, LUA_APP).unwrap();
+    let db = dir.path().join("data.db");
+    let out = run(&[
+        "-p",
+        "47311",
+        "--metrics",
+        "127.0.0.1:47311",
+        "-d",
+        db.to_str().unwrap(),
+        app.to_str().unwrap(),
+    ]);
+    assert_ne!(out.code, Some(0));
+    assert!(
+        out.stderr.contains("is the app's own address"),
+        "{}",
+        out.stderr
+    );
+    // Nothing was created for a server that could not start.
+    assert!(!db.exists());
+}
