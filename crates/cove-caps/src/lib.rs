@@ -10,6 +10,7 @@ pub mod json;
 pub mod kv;
 pub mod log;
 pub mod manifest;
+mod metrics;
 pub mod pubsub;
 pub mod registry;
 pub mod sig;

@@ -19,6 +19,7 @@ mod query;
 mod response;
 mod router;
 mod suggest;
+pub mod telemetry;
 mod text;
 mod url;
 mod websocket;

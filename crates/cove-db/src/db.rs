@@ -111,6 +111,12 @@ impl Db {
         if origin == Origin::Stdlib && cove_core::audit::enabled() {
             return self.query_logged(sql, params, each_row);
         }
+        if cove_core::telemetry::on() {
+            let started = std::time::Instant::now();
+            let result = each!(mut self, db => db.query(sql, params, origin, each_row));
+            crate::metrics::statement(started, result.is_ok());
+            return result;
+        }
         each!(mut self, db => db.query(sql, params, origin, each_row))
     }
 
@@ -122,6 +128,12 @@ impl Db {
     pub fn exec(&mut self, sql: &str, params: &[Value], origin: Origin) -> Result<u64, DbError> {
         if origin == Origin::Stdlib && cove_core::audit::enabled() {
             return self.exec_logged(sql, params);
+        }
+        if cove_core::telemetry::on() {
+            let started = std::time::Instant::now();
+            let result = each!(mut self, db => db.exec(sql, params, origin));
+            crate::metrics::statement(started, result.is_ok());
+            return result;
         }
         each!(mut self, db => db.exec(sql, params, origin))
     }

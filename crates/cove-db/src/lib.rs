@@ -8,6 +8,8 @@ mod audit;
 mod db;
 mod error;
 mod inspect;
+mod metrics;
+pub use metrics::count_migrations;
 mod migrations;
 mod pg;
 mod shared;

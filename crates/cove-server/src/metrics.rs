@@ -15,7 +15,6 @@
 use std::cell::RefCell;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -38,12 +37,11 @@ const BUCKETS: &[f64] = &[
 /// scrapes (the recorder keeps them in a queue until then).
 const UPKEEP: Duration = Duration::from_secs(5);
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Whether `--metrics` is on in this process.
 pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+    cove_core::telemetry::on()
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +90,7 @@ pub fn start(addr: SocketAddr, app: SocketAddr) -> Result<SocketAddr, MetricsErr
     let _ = HANDLE.set(handle.clone());
     describe();
     metrics::gauge!("cove_build_info", "version" => env!("CARGO_PKG_VERSION")).set(1.0);
-    ENABLED.store(true, Ordering::Relaxed);
+    cove_core::telemetry::enable();
     std::thread::Builder::new()
         .name("cove-metrics".into())
         .spawn(move || serve(listener, handle))

@@ -186,7 +186,9 @@ impl Dev {
         if !self.migrate {
             return Ok(());
         }
-        serve::apply_migrations(&mut self.main_db, &self.script.files).map_err(|e| format!("{e:#}"))
+        serve::apply_migrations(&mut self.main_db, &self.script.files)
+            .map(drop)
+            .map_err(|e| format!("{e:#}"))
     }
 
     /// Load the app once in a fresh VM, as a worker will, templates included.

@@ -34,12 +34,14 @@ fn default_workers() -> usize {
 
 /// Apply pending migrations, logging what was applied.
 pub fn migrate(db: &mut Db, files: &AppFiles) -> Result<()> {
-    apply_migrations(db, files).map_err(|e| anyhow!("{e}; refusing to start"))
+    let applied = apply_migrations(db, files).map_err(|e| anyhow!("{e}; refusing to start"))?;
+    cove_db::count_migrations(applied);
+    Ok(())
 }
 
 /// Apply pending migrations, logging what was applied; the error names the
 /// migration that failed.
-pub(crate) fn apply_migrations(db: &mut Db, files: &AppFiles) -> Result<()> {
+pub(crate) fn apply_migrations(db: &mut Db, files: &AppFiles) -> Result<usize> {
     let report = db
         .migrate(files)
         .map_err(|e| anyhow!("migration failed: {e}"))?;
@@ -52,7 +54,7 @@ pub(crate) fn apply_migrations(db: &mut Db, files: &AppFiles) -> Result<()> {
     if !report.applied.is_empty() {
         log::info(&format!("applied {} migration(s)", report.applied.len()));
     }
-    Ok(())
+    Ok(report.applied.len())
 }
 
 pub fn run(args: &ServeArgs) -> Result<()> {

@@ -215,3 +215,39 @@ fn the_apps_own_address_is_refused() {
     // Nothing was created for a server that could not start.
     assert!(!db.exists());
 }
+
+#[test]
+fn database_and_kv_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("migrations")).unwrap();
+    std::fs::write(
+        dir.path().join("migrations/001_items.sql"),
+        "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT);",
+    )
+    .unwrap();
+    let app = r#"
+local kv = require("hull.kv")
+app.post("/items", function(req, res)
+  db.exec("INSERT INTO items (name) VALUES (?)", { req.body })
+  kv.incr("items", 1)
+  res:json({ count = db.query("SELECT COUNT(*) AS c FROM items")[1].c })
+end)
+"#;
+    std::fs::write(dir.path().join("app.lua"), app).unwrap();
+    let s = Server::start(dir.path(), &["--metrics", "127.0.0.1:0"]);
+    for name in ["a", "b", "c"] {
+        let r = s.post("/items", name);
+        assert_eq!(r.status, 200, "{}\n{}", r.text(), s.log());
+    }
+    let m = scrape(&s);
+    assert_eq!(sum(&m, "cove_db_migrations_applied_total", &[]), 1.0);
+    // Each request: an INSERT and a SELECT (migrations and the stdlib's
+    // own statements may add more).
+    assert!(sum(&m, "cove_db_queries_total", &[]) >= 6.0);
+    assert!(sum(&m, "cove_db_query_duration_seconds_count", &[]) >= 6.0);
+    assert_eq!(sum(&m, "cove_db_query_errors_total", &[]), 0.0);
+    // Every INSERT was in some group that committed.
+    assert!(sum(&m, "cove_db_group_commit_writes_sum", &[]) >= 3.0);
+    assert!(sum(&m, "cove_db_group_commit_writes_count", &[]) >= 1.0);
+    assert_eq!(sum(&m, "cove_kv_operations_total", &[("op", "incr")]), 3.0);
+}

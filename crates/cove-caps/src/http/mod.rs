@@ -249,6 +249,9 @@ impl HttpFn {
             if cove_core::audit::enabled() {
                 audit::denied(&req, &target);
             }
+            if cove_core::telemetry::on() {
+                crate::metrics::outbound("http", &target.host, "denied");
+            }
             return Err(HttpError::new(
                 Kind::Denied,
                 self.failed,
@@ -308,9 +311,18 @@ impl Prepared {
     /// Send it and read the whole response. Blocks for up to [`TIMEOUT`]
     /// per phase.
     pub fn send(mut self) -> Result<Response, HttpError> {
-        match self.audit.take() {
+        let host = cove_core::telemetry::on().then(|| self.target.host.clone());
+        let result = match self.audit.take() {
             None => send::send(self),
             Some(ctx) => audit::send_logged(self, &ctx),
+        };
+        if let Some(host) = host {
+            let outcome = match &result {
+                Ok(res) => crate::metrics::status_class(res.status),
+                Err(_) => "error",
+            };
+            crate::metrics::outbound("http", &host, outcome);
         }
+        result
     }
 }

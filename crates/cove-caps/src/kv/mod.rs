@@ -107,6 +107,18 @@ pub(crate) enum Op<K> {
 }
 
 impl<K: AsRef<str>> Op<K> {
+    /// The operation's name, for `cove_kv_operations_total`.
+    fn name(&self) -> &'static str {
+        match self {
+            Op::Get(_) => "get",
+            Op::Set(..) => "set",
+            Op::Add(..) => "add",
+            Op::Incr(..) => "incr",
+            Op::Delete(_) => "delete",
+            Op::Ttl(_) => "ttl",
+        }
+    }
+
     fn key(&self) -> &str {
         match self {
             Op::Get(k) | Op::Delete(k) | Op::Ttl(k) => k.as_ref(),
@@ -222,6 +234,9 @@ impl Kv {
         if let Err(e) = op.check() {
             return KvCall::Done(Err(e));
         }
+        if cove_core::telemetry::on() {
+            count_op(op.name());
+        }
         match &self.store {
             Store::Memory(m) => KvCall::Done(m.exec(op)),
             Store::Redis(r) => KvCall::Pending(r.start(op)),
@@ -284,4 +299,10 @@ impl Kv {
             out => unreachable!("kv ttl gave {out:?}"),
         }
     }
+}
+
+/// One kv operation, counted by name (`--metrics`).
+#[cold]
+fn count_op(op: &'static str) {
+    metrics::counter!("cove_kv_operations_total", "op" => op).increment(1);
 }

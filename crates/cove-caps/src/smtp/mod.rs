@@ -171,6 +171,9 @@ pub fn prepare(hosts: &[String], opts: &Value) -> Result<Prepared, SmtpError> {
         if cove_core::audit::enabled() {
             audit::denied(&host, &from, &to);
         }
+        if cove_core::telemetry::on() {
+            crate::metrics::outbound("smtp", &host, "denied");
+        }
         return Err(failed(host_denied(hosts, &host)));
     }
     let reply_to = string(opts, "reply_to")?;
@@ -224,9 +227,15 @@ pub fn prepare(hosts: &[String], opts: &Value) -> Result<Prepared, SmtpError> {
 impl Prepared {
     /// Build the message and send it: `Ok` once the server accepted it.
     pub fn send(mut self) -> Result<(), SmtpError> {
-        match self.audit.take() {
+        let host = cove_core::telemetry::on().then(|| self.host.clone());
+        let result = match self.audit.take() {
             None => send::send(self),
             Some(ctx) => audit::send_logged(self, &ctx),
+        };
+        if let Some(host) = host {
+            let outcome = if result.is_ok() { "sent" } else { "error" };
+            crate::metrics::outbound("smtp", &host, outcome);
         }
+        result
     }
 }

@@ -60,6 +60,8 @@ pub(crate) struct Group {
     begin_write: Kept,
     begin_read: Kept,
     commit: Kept,
+    /// Writing statements in the open group (`--metrics`).
+    writes: u32,
 }
 
 impl Group {
@@ -115,6 +117,9 @@ impl Group {
         }
         self.finish(hold, result.as_ref().err().map(String::as_str));
         hold.release_if_idle(conn);
+        if cove_core::telemetry::on() {
+            crate::metrics::group(self.writes, result.is_ok());
+        }
         result.is_ok()
     }
 
@@ -138,7 +143,9 @@ impl Group {
             self.end_snapshot(conn);
             if !self.open && conn.is_autocommit() {
                 self.open_group(conn, hold)?;
+                self.writes = 0;
             }
+            self.writes += 1;
         } else if self.snapshots && !self.open {
             self.share_snapshot(conn, hold)?;
         }

@@ -43,8 +43,12 @@ impl WriteLock {
             return g;
         }
         self.0.waiting.fetch_add(1, Ordering::SeqCst);
+        let started = cove_core::telemetry::on().then(std::time::Instant::now);
         let g = self.0.mutex.lock_arc();
         self.0.waiting.fetch_sub(1, Ordering::SeqCst);
+        if let Some(started) = started {
+            crate::metrics::lock_wait(started);
+        }
         g
     }
 
