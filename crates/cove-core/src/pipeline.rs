@@ -78,6 +78,13 @@ impl<E: Engine, T: DbTurn> App for ScriptApp<E, T> {
 /// server ends the turn through [`DbTurn`].
 pub trait Engine {
     type State: Default;
+
+    /// Bytes the VM's heap holds now, for the metrics (sampled at most once
+    /// a second; may walk the heap). 0 when the engine cannot tell.
+    fn heap_used(&self) -> usize {
+        0
+    }
+
     fn call(
         &self,
         handler: HandlerId,

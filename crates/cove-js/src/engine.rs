@@ -47,7 +47,7 @@ pub struct JsEngine {
     csp: Rc<Csp>,
     pub(crate) budget: Arc<Budget>,
     pub(crate) context: Context,
-    _runtime: Runtime,
+    runtime: Runtime,
 }
 
 impl Drop for JsEngine {
@@ -230,7 +230,7 @@ impl JsEngine {
             csp: Rc::new(csp),
             budget,
             context,
-            _runtime: runtime,
+            runtime,
         };
         // Awaited work the app file started but did not wait for.
         engine.context.with(|ctx| engine.run_orphans(&ctx));
@@ -385,6 +385,10 @@ impl JsEngine {
 }
 
 impl Engine for JsEngine {
+    fn heap_used(&self) -> usize {
+        usize::try_from(self.runtime.memory_usage().malloc_size).unwrap_or(0)
+    }
+
     type State = ReqState;
 
     fn call(

@@ -187,6 +187,10 @@ impl LuaEngine {
 }
 
 impl Engine for LuaEngine {
+    fn heap_used(&self) -> usize {
+        self.lua.used_memory()
+    }
+
     type State = ReqState;
 
     fn call(

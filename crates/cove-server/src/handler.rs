@@ -322,6 +322,9 @@ where
         let route = Cell::new(None);
         let res = self.clone().respond(req, &route).await;
         let status = res.status().as_u16();
+        if m.heap_due(flight.at()) {
+            m.set_heap(self.app.engine().heap_used());
+        }
         m.finish(
             self.app.routes(),
             route.get(),

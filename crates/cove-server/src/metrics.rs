@@ -12,7 +12,7 @@
 //! no registry lookup. Every series carries a `worker` label, so no two
 //! workers add to the same atomic.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -36,6 +36,9 @@ const BUCKETS: &[f64] = &[
 /// How often the histograms' samples are folded into their buckets between
 /// scrapes (the recorder keeps them in a queue until then).
 const UPKEEP: Duration = Duration::from_secs(5);
+
+/// How often a worker's VM heap is sampled at most (on a request's end).
+const HEAP_EVERY: Duration = Duration::from_secs(1);
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
@@ -127,6 +130,11 @@ fn describe() {
     describe_counter!(
         "cove_body_limit_rejections_total",
         "Requests refused with 413 for a body over --max-body."
+    );
+    describe_gauge!(
+        "cove_vm_heap_bytes",
+        Unit::Bytes,
+        "Bytes the worker's script VM heap holds (sampled at most once a second)."
     );
     describe_gauge!(
         "cove_live_connections",
@@ -274,8 +282,11 @@ pub(crate) struct RequestMetrics {
     in_flight: Gauge,
     errors: Counter,
     budget: Counter,
-    heap: Counter,
+    heap_cap: Counter,
     too_large: Counter,
+    heap: Gauge,
+    /// When `heap` was last set.
+    heap_at: Cell<Option<Instant>>,
     /// Indexed by handler id + 1; 0 is "no route".
     routes: RefCell<Vec<Option<Box<RouteHandles>>>>,
 }
@@ -299,7 +310,9 @@ impl RequestMetrics {
             in_flight: metrics::gauge!("cove_requests_in_flight", "worker" => w.clone()),
             errors: metrics::counter!("cove_handler_errors_total", "worker" => w.clone()),
             budget: metrics::counter!("cove_budget_hits_total", "worker" => w.clone()),
-            heap: metrics::counter!("cove_heap_cap_hits_total", "worker" => w.clone()),
+            heap_cap: metrics::counter!("cove_heap_cap_hits_total", "worker" => w.clone()),
+            heap: metrics::gauge!("cove_vm_heap_bytes", "worker" => w.clone()),
+            heap_at: Cell::new(None),
             too_large: metrics::counter!("cove_body_limit_rejections_total", "worker" => w),
             worker,
             routes: RefCell::default(),
@@ -358,6 +371,24 @@ impl RequestMetrics {
             .increment(1);
     }
 
+    /// Whether the VM's heap is due to be sampled (once a second at most,
+    /// the first request included), as of `now`.
+    pub(crate) fn heap_due(&self, now: Instant) -> bool {
+        match self.heap_at.get() {
+            Some(at) if now.saturating_duration_since(at) < HEAP_EVERY => false,
+            _ => {
+                self.heap_at.set(Some(now));
+                true
+            }
+        }
+    }
+
+    /// The VM's heap holds `bytes`.
+    #[cold]
+    pub(crate) fn set_heap(&self, bytes: usize) {
+        self.heap.set(bytes as f64);
+    }
+
     /// A request refused for its body's size (413).
     #[cold]
     pub(crate) fn too_large(&self) {
@@ -371,7 +402,7 @@ impl RequestMetrics {
             self.errors.increment(1);
             match err.limit_hit() {
                 Some(LimitHit::Budget) => self.budget.increment(1),
-                Some(LimitHit::Heap) => self.heap.increment(1),
+                Some(LimitHit::Heap) => self.heap_cap.increment(1),
                 None => {}
             }
         }
@@ -382,6 +413,13 @@ impl RequestMetrics {
 pub(crate) struct InFlight<'a> {
     gauge: &'a Gauge,
     at: Instant,
+}
+
+impl InFlight<'_> {
+    /// When the request started.
+    pub(crate) fn at(&self) -> Instant {
+        self.at
+    }
 }
 
 impl Drop for InFlight<'_> {

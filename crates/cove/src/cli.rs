@@ -383,7 +383,7 @@ pub struct ServeArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g.
     /// 127.0.0.1:9100), on a listener of their own; never the app's address.
     /// Off by default. See docs/operations.md.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", env = "COVE_METRICS")]
     pub metrics: Option<std::net::SocketAddr>,
 
     /// Tests only: once a thread has entered the sandbox, try OP (read=PATH,

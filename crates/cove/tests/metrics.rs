@@ -167,6 +167,8 @@ fn requests_are_counted(file: &str, source: &str) {
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(sum(&m, "cove_build_info", &[("version", version)]), 1.0);
     assert!(sum(&m, "cove_worker_cpu_microseconds_total", &[("worker", "0")]) > 0.0);
+    // Sampled on a request's end, the first one included.
+    assert!(sum(&m, "cove_vm_heap_bytes", &[]) > 10_000.0);
     // Only /metrics is served there.
     assert_eq!(fetch(metrics_port(&s), "/").0, 404);
 }
