@@ -4,6 +4,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::time::Duration;
@@ -89,11 +90,11 @@ impl<H: Handler> Server<H> {
 
     /// Serve `stream` on a task of its own until it closes or, once
     /// `watcher`'s shutdown starts, its requests in progress are answered.
-    pub(crate) fn accept(self: &Rc<Self>, stream: TcpStream, watcher: Watcher) {
+    pub(crate) fn accept(self: &Rc<Self>, stream: TcpStream, peer: SocketAddr, watcher: Watcher) {
         let _ = stream.set_nodelay(true);
         if self.tls.is_none() && !self.h2c {
             // Plain HTTP/1.1, the common case: straight to hyper.
-            tokio::task::spawn_local(self.h1(Io::Plain(stream), watcher));
+            tokio::task::spawn_local(self.h1(Io::Plain(stream), peer, watcher));
             return;
         }
         let me = self.clone();
@@ -105,18 +106,18 @@ impl<H: Handler> Server<H> {
                 };
                 match stream.get_ref().1.alpn_protocol() {
                     Some(b"h2") => {
-                        let _ = me.h2(Io::Tls(Box::new(stream)), watcher).await;
+                        let _ = me.h2(Io::Tls(Box::new(stream)), peer, watcher).await;
                     }
                     // An ACME CA's check: answered by the handshake itself.
                     Some(crate::tls::ACME_TLS_ALPN) => {}
-                    _ => me.h1(Io::Tls(Box::new(stream)), watcher).await,
+                    _ => me.h1(Io::Tls(Box::new(stream)), peer, watcher).await,
                 }
             } else {
                 match tokio::time::timeout(within, starts_h2(&stream)).await {
                     Ok(Ok(true)) => {
-                        let _ = me.h2(Io::Plain(stream), watcher).await;
+                        let _ = me.h2(Io::Plain(stream), peer, watcher).await;
                     }
-                    Ok(Ok(false)) => me.h1(Io::Plain(stream), watcher).await,
+                    Ok(Ok(false)) => me.h1(Io::Plain(stream), peer, watcher).await,
                     _ => {}
                 }
             }
@@ -132,9 +133,14 @@ impl<H: Handler> Server<H> {
     /// (and the bytes hyper read past the request) is taken back from
     /// hyper and the WebSocket runs on a task of its own, with the
     /// connection's drain watcher ([`upgrade`]).
-    fn h1(&self, stream: Io, watcher: Watcher) -> impl Future<Output = ()> + use<H> {
+    fn h1(
+        &self,
+        stream: Io,
+        peer: SocketAddr,
+        watcher: Watcher,
+    ) -> impl Future<Output = ()> + use<H> {
         let stream = Timed::new(stream, &self.limits);
-        let service = self.service(stream.activity());
+        let service = self.service(stream.activity(), peer);
         let mut conn = self.h1.serve_connection(TokioIo::new(stream), service);
         async move {
             let mut watcher = watcher;
@@ -146,9 +152,14 @@ impl<H: Handler> Server<H> {
         }
     }
 
-    fn h2(&self, stream: Io, watcher: Watcher) -> impl Future<Output = hyper::Result<()>> + use<H> {
+    fn h2(
+        &self,
+        stream: Io,
+        peer: SocketAddr,
+        watcher: Watcher,
+    ) -> impl Future<Output = hyper::Result<()>> + use<H> {
         let stream = Timed::multiplexed(stream, &self.limits);
-        let service = self.service_h2(stream.activity());
+        let service = self.service_h2(stream.activity(), peer);
         let conn = self
             .h2
             .serve_connection(TokioIo::new(H2Io(stream)), service);
@@ -164,6 +175,7 @@ impl<H: Handler> Server<H> {
     fn service(
         &self,
         activity: Activity,
+        peer: SocketAddr,
     ) -> impl hyper::service::Service<
         hyper::Request<hyper::body::Incoming>,
         Response = HttpResponse,
@@ -182,7 +194,7 @@ impl<H: Handler> Server<H> {
             async move {
                 let mut res = match reject::check(&req, max_url, framing_conflict) {
                     Some(refused) => refused,
-                    None => h.handle(req).await,
+                    None => h.handle(req, peer).await,
                 };
                 activity.answered();
                 if res.status() == hyper::StatusCode::SWITCHING_PROTOCOLS {
@@ -202,6 +214,7 @@ impl<H: Handler> Server<H> {
     fn service_h2(
         &self,
         activity: Activity,
+        peer: SocketAddr,
     ) -> impl hyper::service::Service<
         hyper::Request<hyper::body::Incoming>,
         Response = HttpResponse,
@@ -218,7 +231,7 @@ impl<H: Handler> Server<H> {
             async move {
                 let res = match reject::check(&req, max_url, false) {
                     Some(refused) => refused,
-                    None => h.handle(req).await,
+                    None => h.handle(req, peer).await,
                 };
                 drop(in_app);
                 Ok::<_, Infallible>(res)

@@ -22,13 +22,18 @@ use crate::ws::Sockets;
 mod socket;
 use crate::dev_error::DevErrors;
 use crate::live::Live;
-use crate::metrics::{self, RequestMetrics, RouteKey};
+use crate::observe::{Observe, Seen};
 use crate::static_files::{self, StaticFiles};
 use crate::ServerConfig;
 
 /// Something that turns a request into a response on one worker.
 pub trait Handler: 'static {
-    fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> impl Future<Output = HttpResponse>;
+    /// Answer `req`, which came from `peer` (the socket's other end).
+    fn handle(
+        self: Rc<Self>,
+        req: hyper::Request<Incoming>,
+        peer: std::net::SocketAddr,
+    ) -> impl Future<Output = HttpResponse>;
 
     /// Called once on the worker's thread, inside its event loop, before the
     /// first connection is accepted; a handler may spawn local tasks here
@@ -60,9 +65,9 @@ pub struct ScriptHandler<A> {
     publisher: Option<Publisher>,
     /// WebSocket connections (`app.ws` routes) on this worker.
     sockets: Sockets,
-    /// `--metrics`: this worker's metric handles; `None` (off) costs a
-    /// request one branch.
-    metrics: Option<Box<RequestMetrics>>,
+    /// `--metrics`, `--access-log`: what this worker records of each
+    /// request; `None` (both off) costs a request a branch at each end.
+    observe: Option<Box<Observe>>,
 }
 
 impl<A: App + 'static> ScriptHandler<A> {
@@ -81,7 +86,7 @@ impl<A: App + 'static> ScriptHandler<A> {
             feed: RefCell::new(None),
             publisher: None,
             sockets: Sockets::new(config.ws.clone(), live, None),
-            metrics: metrics::for_this_worker(),
+            observe: Observe::for_this_worker(),
         }
     }
 
@@ -297,125 +302,95 @@ where
         }
     }
 
-    async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
-        if self.metrics.is_some() {
-            // Boxed: the request future of a server without metrics stays
-            // as it was.
-            return Box::pin(self.measured(req)).await;
-        }
-        let route = Cell::new(None);
-        self.respond(req, &route).await
-    }
-}
-
-impl<A: App + 'static> ScriptHandler<A>
-where
-    <A::Engine as Engine>::State: 'static,
-{
-    /// [`Self::respond`], counted in the metrics.
-    async fn measured(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
-        let Some(m) = self.metrics.as_deref() else {
-            return self.clone().respond(req, &Cell::new(None)).await;
-        };
-        let method = req.method().clone();
-        let flight = m.start();
-        let route = Cell::new(None);
-        let res = self.clone().respond(req, &route).await;
-        let status = res.status().as_u16();
-        if m.heap_due(flight.at()) {
-            m.set_heap(self.app.engine().heap_used());
-        }
-        m.finish(
-            self.app.routes(),
-            route.get(),
-            method.as_str(),
-            status,
-            flight,
-        );
-        res
-    }
-
-    /// The response to `req`; `route` is set to the route it matched.
-    async fn respond(
+    async fn handle(
         self: Rc<Self>,
         req: hyper::Request<Incoming>,
-        route: &Cell<RouteKey>,
+        peer: std::net::SocketAddr,
     ) -> HttpResponse {
-        let (mut parts, body) = req.into_parts();
-        // hyper has read the framing: an exact size is the Content-Length
-        // (0 when there is no body); a chunked body has none. Cheaper than
-        // looking the two headers up again (~170 instructions).
-        let declared = body.size_hint().exact();
-        if declared.is_some_and(|n| n > self.max_body as u64) {
-            drain_h2(parts.version, body);
-            return self.too_large();
-        }
-        let mut head = request_head(&mut parts);
-        let mut plan = self.app.routes().plan(&head.method, &head.path);
-        if let Target::Route { params, handler } | Target::Socket { params, handler } =
-            &mut plan.target
-        {
-            head.params = std::mem::take(params);
-            route.set(Some(*handler));
-        }
-        let engine = self.app.engine();
-        // A script that waits holds no transaction (it cannot wait inside
-        // db.batch), so its writes so far are committed now: the write lock
-        // must not stay taken while an outbound request runs, or every other
-        // worker that writes blocks, and a request to this server itself
-        // (a webhook to its own receiver) waits on itself.
-        let commit = || self.schedule_commit();
-        let mut ex = Exchange::new(head, plan);
-        let mut state = Default::default();
-        if audit::enabled() {
-            ex.audit = Some(RequestScope::new());
-        }
-        if !ex.plan.pre.is_empty() {
-            let flow = drive(engine, &mut ex, &mut state, run_pre, commit).await;
+        let mut seen = self.observe.as_ref().map(|o| o.begin(&req, peer));
+        let mut res = 'res: {
+            let (mut parts, body) = req.into_parts();
+            // hyper has read the framing: an exact size is the Content-Length
+            // (0 when there is no body); a chunked body has none. Cheaper than
+            // looking the two headers up again (~170 instructions).
+            let declared = body.size_hint().exact();
+            if declared.is_some_and(|n| n > self.max_body as u64) {
+                drain_h2(parts.version, body);
+                break 'res self.too_large();
+            }
+            let mut head = request_head(&mut parts);
+            let mut plan = self.app.routes().plan(&head.method, &head.path);
+            if let Target::Route { params, handler } | Target::Socket { params, handler } =
+                &mut plan.target
+            {
+                head.params = std::mem::take(params);
+                if let Some(seen) = &mut seen {
+                    seen.route = Some(*handler);
+                }
+            }
+            let engine = self.app.engine();
+            // A script that waits holds no transaction (it cannot wait inside
+            // db.batch), so its writes so far are committed now: the write lock
+            // must not stay taken while an outbound request runs, or every other
+            // worker that writes blocks, and a request to this server itself
+            // (a webhook to its own receiver) waits on itself.
+            let commit = || self.schedule_commit();
+            let mut ex = Exchange::new(head, plan);
+            let mut state = Default::default();
+            if audit::enabled() {
+                ex.audit = Some(RequestScope::new());
+            }
+            if !ex.plan.pre.is_empty() {
+                let flow = drive(engine, &mut ex, &mut state, run_pre, commit).await;
+                if ex.turn.left_open {
+                    self.schedule_commit();
+                }
+                if flow == Flow::Stop {
+                    break 'res match ex.turn.touched {
+                        None => self.finish(ex),
+                        Some(group) => self.respond_committed(ex, group).await,
+                    };
+                }
+            }
+            // Hull runs static files as the last pre-body middleware: after the
+            // app's, and routing gets the request when there is no such file.
+            if self.statics.is_some() && static_files::wants(&ex.req) {
+                // Boxed so that every other request's future stays as small as
+                // it was (measured: the inlined states cost ~150 instructions).
+                if let Some(res) = Box::pin(self.serve_static(&ex)).await {
+                    break 'res res;
+                }
+            }
+            if declared != Some(0) {
+                match read_body(body, self.max_body).await {
+                    Ok(bytes) => ex.req.body = bytes,
+                    Err(BodyError::TooLarge(rest)) => {
+                        drain_h2(parts.version, rest);
+                        break 'res self.too_large();
+                    }
+                    Err(BodyError::Broken) => break 'res closing(400, "Bad Request"),
+                }
+            }
+            let flow = drive(engine, &mut ex, &mut state, run_main, commit).await;
+            // Its reads may have left the turn's read snapshot open.
             if ex.turn.left_open {
                 self.schedule_commit();
             }
-            if flow == Flow::Stop {
-                return match ex.turn.touched {
-                    None => self.finish(ex),
-                    Some(group) => self.respond_committed(ex, group).await,
-                };
+            // Only a WebSocket endpoint's request goes on past its handler.
+            if flow == Flow::Continue {
+                break 'res Box::pin(self.upgrade(&mut parts, ex, state)).await;
             }
-        }
-        // Hull runs static files as the last pre-body middleware: after the
-        // app's, and routing gets the request when there is no such file.
-        if self.statics.is_some() && static_files::wants(&ex.req) {
-            // Boxed so that every other request's future stays as small as
-            // it was (measured: the inlined states cost ~150 instructions).
-            if let Some(res) = Box::pin(self.serve_static(&ex)).await {
-                return res;
+            // A response that acknowledges no write goes out without a wait
+            // (and without moving the exchange into one more future).
+            match ex.turn.touched {
+                None => self.finish(ex),
+                Some(group) => self.respond_committed(ex, group).await,
             }
+        };
+        if let Some(seen) = seen {
+            self.observed(seen, &mut res);
         }
-        if declared != Some(0) {
-            match read_body(body, self.max_body).await {
-                Ok(bytes) => ex.req.body = bytes,
-                Err(BodyError::TooLarge(rest)) => {
-                    drain_h2(parts.version, rest);
-                    return self.too_large();
-                }
-                Err(BodyError::Broken) => return closing(400, "Bad Request"),
-            }
-        }
-        let flow = drive(engine, &mut ex, &mut state, run_main, commit).await;
-        // Its reads may have left the turn's read snapshot open.
-        if ex.turn.left_open {
-            self.schedule_commit();
-        }
-        // Only a WebSocket endpoint's request goes on past its handler.
-        if flow == Flow::Continue {
-            return Box::pin(self.upgrade(&mut parts, ex, state)).await;
-        }
-        // A response that acknowledges no write goes out without a wait
-        // (and without moving the exchange into one more future).
-        match ex.turn.touched {
-            None => self.finish(ex),
-            Some(group) => self.respond_committed(ex, group).await,
-        }
+        res
     }
 }
 
@@ -423,10 +398,20 @@ impl<A: App + 'static> ScriptHandler<A> {
     /// 413, counted.
     #[cold]
     fn too_large(&self) -> HttpResponse {
-        if let Some(m) = &self.metrics {
-            m.too_large();
+        if let Some(o) = &self.observe {
+            o.too_large();
         }
         closing(413, "Payload Too Large")
+    }
+
+    /// Record the request of `seen`, answered with `res`.
+    #[inline(never)]
+    fn observed(&self, seen: Box<Seen>, res: &mut HttpResponse) {
+        if let Some(o) = &self.observe {
+            o.end(&seen, res, self.app.routes(), || {
+                self.app.engine().heap_used()
+            });
+        }
     }
 
     /// The static file the request names, if there is one, sent once the
@@ -452,8 +437,8 @@ impl<A: App + 'static> ScriptHandler<A> {
         for err in &ex.errors {
             log::error(&format!("{} {}: {}", ex.req.method, ex.req.path, err));
         }
-        if let Some(m) = self.metrics.as_deref().filter(|_| !ex.errors.is_empty()) {
-            m.errors(&ex.errors);
+        if let Some(o) = self.observe.as_deref().filter(|_| !ex.errors.is_empty()) {
+            o.errors(&ex.errors);
         }
         if let Some(dev) = &self.dev_errors {
             dev.apply(&mut ex);
@@ -525,7 +510,11 @@ fn uncommitted() -> cove_core::Response {
 pub struct Baseline;
 
 impl Handler for Baseline {
-    async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
+    async fn handle(
+        self: Rc<Self>,
+        req: hyper::Request<Incoming>,
+        _peer: std::net::SocketAddr,
+    ) -> HttpResponse {
         let mut res = cove_core::Response::new();
         if req.uri().path() == "/hello" {
             res.text(Bytes::from_static(b"Hello World!"));

@@ -19,6 +19,7 @@ mod listen_fds;
 mod listener;
 mod live;
 pub mod metrics;
+mod observe;
 mod reject;
 mod reload;
 mod serve;

@@ -332,10 +332,14 @@ where
     H: Handler,
     F: Fn(usize) -> Result<H, String> + 'static,
 {
-    async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
+    async fn handle(
+        self: Rc<Self>,
+        req: hyper::Request<Incoming>,
+        peer: std::net::SocketAddr,
+    ) -> HttpResponse {
         // Cloned out so the borrow ends before the request awaits anything.
         let handler = self.current.borrow().clone();
-        handler.handle(req).await
+        handler.handle(req, peer).await
     }
 
     fn start(self: &Rc<Self>) {

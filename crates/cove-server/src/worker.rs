@@ -38,12 +38,12 @@ pub(crate) fn run<H: Handler>(
         loop {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
+                    Ok((stream, peer)) => {
                         if failed_accepts > 0 {
                             log::info(&format!("accepting again after {failed_accepts} failed attempt(s)"));
                             failed_accepts = 0;
                         }
-                        server.accept(stream, graceful.watcher());
+                        server.accept(stream, peer, graceful.watcher());
                     }
                     Err(e) => {
                         // Out of file descriptors and the like: back off, keep

@@ -24,7 +24,7 @@ mod clocks;
 mod request;
 mod serve;
 
-pub(crate) use request::{for_this_worker, RequestMetrics, RouteKey};
+pub(crate) use request::{for_this_worker, InFlight, RequestMetrics};
 
 /// Upper bounds of the duration histograms' buckets, in seconds.
 const BUCKETS: &[f64] = &[

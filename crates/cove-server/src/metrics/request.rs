@@ -54,11 +54,11 @@ pub(crate) struct RequestMetrics {
 
 /// The handles of the worker this thread is (`cove_core::audit`'s worker
 /// number), if `--metrics` is on.
-pub(crate) fn for_this_worker() -> Option<Box<RequestMetrics>> {
+pub(crate) fn for_this_worker() -> Option<RequestMetrics> {
     enabled().then(|| {
         let worker = worker_label();
         register_worker_clock(&worker);
-        Box::new(RequestMetrics::new(worker))
+        RequestMetrics::new(worker)
     })
 }
 
@@ -80,25 +80,21 @@ impl RequestMetrics {
 
     /// A request has started: in flight until the guard is dropped (a
     /// request whose client went away is dropped without a response).
-    pub(crate) fn start(&self) -> InFlight<'_> {
+    pub(crate) fn start(&self) -> InFlight {
         self.in_flight.increment(1.0);
-        InFlight {
-            gauge: &self.in_flight,
-            at: Instant::now(),
-        }
+        InFlight(self.in_flight.clone())
     }
 
-    /// The request of `flight` was answered with `status`.
+    /// A request to `route` with `method` was answered with `status`
+    /// after `seconds`.
     pub(crate) fn finish(
         &self,
         routes: &RouteTable,
         route: RouteKey,
         method: &str,
         status: u16,
-        flight: InFlight<'_>,
+        seconds: f64,
     ) {
-        let seconds = flight.at.elapsed().as_secs_f64();
-        drop(flight);
         let slot = route.map_or(0, |id| id as usize + 1);
         let cell = method_index(method) * CLASSES.len() + class_index(status);
         let mut table = self.routes.borrow_mut();
@@ -169,21 +165,11 @@ impl RequestMetrics {
 }
 
 /// A request in flight, counted in `cove_requests_in_flight` until dropped.
-pub(crate) struct InFlight<'a> {
-    gauge: &'a Gauge,
-    at: Instant,
-}
+pub(crate) struct InFlight(Gauge);
 
-impl InFlight<'_> {
-    /// When the request started.
-    pub(crate) fn at(&self) -> Instant {
-        self.at
-    }
-}
-
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
-        self.gauge.decrement(1.0);
+        self.0.decrement(1.0);
     }
 }
 
@@ -211,11 +197,11 @@ mod tests {
             let m = RequestMetrics::new("0".into());
             let routes = table();
             for status in [200, 200, 404, 500] {
-                m.finish(&routes, Some(3), "GET", status, m.start());
+                m.finish(&routes, Some(3), "GET", status, 0.002);
             }
-            m.finish(&routes, Some(5), "POST", 201, m.start());
-            m.finish(&routes, None, "GET", 404, m.start());
-            m.finish(&routes, None, "BREW", 413, m.start());
+            m.finish(&routes, Some(5), "POST", 201, 0.002);
+            m.finish(&routes, None, "GET", 404, 0.002);
+            m.finish(&routes, None, "BREW", 413, 0.002);
             m.too_large();
             // A request dropped unanswered leaves the in-flight gauge too.
             drop(m.start());

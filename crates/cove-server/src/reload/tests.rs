@@ -7,7 +7,11 @@ use std::thread;
 struct Built(usize, Arc<Disk>);
 
 impl Handler for Built {
-    async fn handle(self: Rc<Self>, _req: hyper::Request<Incoming>) -> HttpResponse {
+    async fn handle(
+        self: Rc<Self>,
+        _req: hyper::Request<Incoming>,
+        _peer: std::net::SocketAddr,
+    ) -> HttpResponse {
         unreachable!("no requests in these tests")
     }
 

@@ -84,7 +84,11 @@ impl Handler for TestHandler {
         }
     }
 
-    async fn handle(self: Rc<Self>, req: hyper::Request<Incoming>) -> HttpResponse {
+    async fn handle(
+        self: Rc<Self>,
+        req: hyper::Request<Incoming>,
+        _peer: std::net::SocketAddr,
+    ) -> HttpResponse {
         let app = match req.uri().path() {
             "/echo" => self.echo.clone(),
             "/chat" => self.chat.clone(),

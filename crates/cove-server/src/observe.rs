@@ -1,0 +1,92 @@
+//! What a request leaves behind for its operator: the metrics
+//! (`--metrics`) and the access log (`--access-log`), one hook for both.
+//!
+//! Off (the default), a worker has no [`Observe`] and a request pays one
+//! branch at its start and one at its end. On, [`Observe::begin`] notes
+//! what the request's start says (boxed, so that the request's future stays
+//! the size it is without them), and [`Observe::end`] records it with the
+//! response: neither is inlined into the request path.
+
+use std::net::SocketAddr;
+use std::time::{Instant, SystemTime};
+
+use hyper::body::Body as _;
+
+use cove_core::{HandlerId, RouteTable, ScriptError};
+
+use crate::convert::HttpResponse;
+use crate::metrics::{self, InFlight, RequestMetrics};
+
+/// One worker's observers.
+pub(crate) struct Observe {
+    metrics: Option<RequestMetrics>,
+}
+
+/// A request being observed: what its start said.
+pub(crate) struct Seen {
+    at: Instant,
+    method: hyper::Method,
+    /// The route that matched, if one did.
+    pub(crate) route: Option<HandlerId>,
+    _in_flight: Option<InFlight>,
+    _peer: SocketAddr,
+}
+
+impl Observe {
+    /// This worker's observers, if any is on.
+    pub(crate) fn for_this_worker() -> Option<Box<Observe>> {
+        let metrics = metrics::for_this_worker();
+        metrics.is_some().then(|| Box::new(Observe { metrics }))
+    }
+
+    /// A request from `peer` has started.
+    #[inline(never)]
+    pub(crate) fn begin<B>(&self, req: &hyper::Request<B>, peer: SocketAddr) -> Box<Seen> {
+        Box::new(Seen {
+            at: Instant::now(),
+            method: req.method().clone(),
+            route: None,
+            _in_flight: self.metrics.as_ref().map(RequestMetrics::start),
+            _peer: peer,
+        })
+    }
+
+    /// The request of `seen` is answered with `res`; `heap` reads the VM's
+    /// heap size (called at most once a second).
+    #[inline(never)]
+    pub(crate) fn end(
+        &self,
+        seen: &Seen,
+        res: &mut HttpResponse,
+        routes: &RouteTable,
+        heap: impl FnOnce() -> usize,
+    ) {
+        let now = Instant::now();
+        let status = res.status().as_u16();
+        if let Some(m) = &self.metrics {
+            if m.heap_due(now) {
+                m.set_heap(heap());
+            }
+            let seconds = now.saturating_duration_since(seen.at).as_secs_f64();
+            m.finish(routes, seen.route, seen.method.as_str(), status, seconds);
+        }
+        let _bytes = res.body().size_hint().exact();
+        let _ = SystemTime::now;
+    }
+
+    /// A request refused for its body's size (413).
+    #[cold]
+    pub(crate) fn too_large(&self) {
+        if let Some(m) = &self.metrics {
+            m.too_large();
+        }
+    }
+
+    /// A request's script errors.
+    #[cold]
+    pub(crate) fn errors(&self, errors: &[ScriptError]) {
+        if let Some(m) = &self.metrics {
+            m.errors(errors);
+        }
+    }
+}
