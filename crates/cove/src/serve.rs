@@ -97,6 +97,16 @@ pub(crate) fn shared_state(args: &ServeArgs) -> Result<Shared> {
 }
 
 /// Serve `app` until SIGINT/SIGTERM.
+/// `--metrics`: its listener and thread, before the sandbox (which they
+/// stay outside of: Landlock restricts the thread that enters it and the
+/// threads it starts later).
+pub(crate) fn start_observers(args: &ServeArgs, config: &cove_server::ServerConfig) -> Result<()> {
+    if let Some(at) = args.metrics {
+        cove_server::metrics::start(at, config.addr)?;
+    }
+    Ok(())
+}
+
 pub fn run_app(args: &ServeArgs, app: AppSource) -> Result<()> {
     run_verified(args, app, None)
 }
@@ -115,9 +125,7 @@ pub fn run_verified(
     if !cove_server::inherits_listeners(&config.deploy) {
         cove_server::check_addr(config.addr)?;
     }
-    if let Some(at) = args.metrics {
-        cove_server::metrics::start(at, config.addr)?;
-    }
+    start_observers(args, &config)?;
     // The kernel sandbox, before anything loads: no exec or fork from here.
     let sandbox = crate::sandbox::Sandbox::start(args, &app)?;
     // And the app must load before its database is created or migrated.

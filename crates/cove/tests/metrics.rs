@@ -253,3 +253,26 @@ end)
     assert!(sum(&m, "cove_db_group_commit_writes_count", &[]) >= 1.0);
     assert_eq!(sum(&m, "cove_kv_operations_total", &[("op", "incr")]), 3.0);
 }
+
+#[test]
+fn cove_dev_serves_them_too_across_a_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app.lua");
+    std::fs::write(&app, LUA_APP).unwrap();
+    let app = app.to_str().unwrap().to_string();
+    let s = Server::start_args_in(
+        tempfile::tempdir().unwrap(),
+        &["dev", "--metrics", "127.0.0.1:0", "-p", "0", &app],
+    )
+    .unwrap_or_else(|log| panic!("cove dev did not start:\n{log}"));
+    assert_eq!(s.get("/tasks/1").status, 200);
+    // An edit reloads the app: its workers' counts go on in the same series.
+    std::fs::write(&app, format!("{LUA_APP}\n-- edited\n")).unwrap();
+    s.wait_for_log("reloaded");
+    assert_eq!(s.get("/tasks/2").status, 200);
+    let m = scrape(&s);
+    assert_eq!(
+        sum(&m, "cove_requests_total", &[("route", "/tasks/:id")]),
+        2.0
+    );
+}
