@@ -438,7 +438,7 @@ impl<A: App + 'static> ScriptHandler<A> {
             log::error(&format!("{} {}: {}", ex.req.method, ex.req.path, err));
         }
         if let Some(o) = self.observe.as_deref().filter(|_| !ex.errors.is_empty()) {
-            o.errors(&ex.errors);
+            o.errors(&ex.errors, &ex.req.method, &ex.req.path);
         }
         if let Some(dev) = &self.dev_errors {
             dev.apply(&mut ex);

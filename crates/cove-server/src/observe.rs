@@ -82,11 +82,11 @@ impl Observe {
         }
     }
 
-    /// A request's script errors.
+    /// The script errors of a request (`method` `path`).
     #[cold]
-    pub(crate) fn errors(&self, errors: &[ScriptError]) {
+    pub(crate) fn errors(&self, errors: &[ScriptError], method: &str, path: &str) {
         if let Some(m) = &self.metrics {
-            m.errors(errors);
+            m.errors(errors, method, path);
         }
     }
 }

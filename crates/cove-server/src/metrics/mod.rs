@@ -2,9 +2,10 @@
 //!
 //! The `metrics` facade records into `metrics-exporter-prometheus`'s
 //! recorder, installed once for the process; this module serves its text
-//! at `/metrics` from a thread of its own. Off (the default), nothing is
-//! installed and a worker's request path pays one branch
-//! (`ScriptHandler::metrics` is `None`).
+//! at `/metrics` from a thread of its own, and the last handler errors at
+//! `/errors` (`recent.rs`). Off (the default), nothing is installed and a
+//! worker's request path pays one branch (`ScriptHandler::metrics` is
+//! `None`).
 //!
 //! On, each worker keeps the handles it records into ([`RequestMetrics`]):
 //! a small table indexed by route, method and status class, filled on a
@@ -21,6 +22,7 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use cove_core::log;
 
 mod clocks;
+mod recent;
 mod request;
 mod serve;
 
@@ -67,7 +69,7 @@ fn same_port(metrics: SocketAddr, app: SocketAddr) -> bool {
         && (metrics.ip() == app.ip() || metrics.ip().is_unspecified() || app.ip().is_unspecified())
 }
 
-/// Install the recorder and serve `/metrics` on `addr` (never `app`, the
+/// Install the recorder and serve `/metrics` (and `/errors`) on `addr` (never `app`, the
 /// app's own address), from a thread of its own. Returns the address it
 /// listens on (`addr` with port 0 picks one).
 pub fn start(addr: SocketAddr, app: SocketAddr) -> Result<SocketAddr, MetricsError> {

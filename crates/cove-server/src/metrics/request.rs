@@ -150,11 +150,13 @@ impl RequestMetrics {
         self.too_large.increment(1);
     }
 
-    /// Script errors of one request, counted by kind.
+    /// Script errors of one request (`method` `path`), counted by kind
+    /// and kept for the dashboard's table.
     #[cold]
-    pub(crate) fn errors(&self, errors: &[cove_core::ScriptError]) {
+    pub(crate) fn errors(&self, errors: &[cove_core::ScriptError], method: &str, path: &str) {
         for err in errors {
             self.errors.increment(1);
+            super::recent::record(&self.worker, method, path, &err.message);
             match err.limit_hit() {
                 Some(LimitHit::Budget) => self.budget.increment(1),
                 Some(LimitHit::Heap) => self.heap_cap.increment(1),

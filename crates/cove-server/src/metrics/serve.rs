@@ -1,10 +1,11 @@
-//! The metrics listener: `/metrics` in Prometheus text format.
+//! The metrics listener: `/metrics` in Prometheus text format, `/errors`
+//! the last handler errors as JSON.
 
 use std::convert::Infallible;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -14,8 +15,8 @@ use cove_core::log;
 use super::clocks::sample_workers;
 use super::UPKEEP;
 
-/// Answer `/metrics` on `listener` until the process ends; and fold the
-/// histograms' samples every [`UPKEEP`].
+/// Answer `/metrics` and `/errors` on `listener` until the process ends;
+/// and fold the histograms' samples every [`UPKEEP`].
 pub(super) fn serve(listener: std::net::TcpListener, handle: PrometheusHandle) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -55,25 +56,126 @@ pub(super) fn serve(listener: std::net::TcpListener, handle: PrometheusHandle) {
     });
 }
 
+const NOT_FOUND: &str = "Not Found: this listener serves /metrics (Prometheus text) \
+     and /errors (the last handler errors, JSON)\n";
+
+/// What a request to the metrics listener asks for.
+#[derive(Debug, PartialEq)]
+enum Page {
+    Metrics,
+    Errors,
+    NotFound,
+}
+
+/// GET (or HEAD) of one of the two paths; the query is not looked at.
+fn page(method: &hyper::Method, path: &str) -> Page {
+    if method != hyper::Method::GET && method != hyper::Method::HEAD {
+        return Page::NotFound;
+    }
+    match path {
+        "/metrics" => Page::Metrics,
+        "/errors" => Page::Errors,
+        _ => Page::NotFound,
+    }
+}
+
 fn answer<B>(handle: &PrometheusHandle, req: &hyper::Request<B>) -> hyper::Response<Full<Bytes>> {
-    let (status, body, kind) = match (req.method(), req.uri().path()) {
-        (&hyper::Method::GET, "/metrics") => (
+    let asked = page(req.method(), req.uri().path());
+    let (status, body, kind): (u16, Bytes, &str) = match asked {
+        Page::Metrics => (
             200,
             {
                 sample_workers();
-                handle.render()
+                handle.render().into()
             },
             "text/plain; version=0.0.4; charset=utf-8",
         ),
-        _ => (
+        Page::Errors => (
+            200,
+            super::recent::json().to_string().into(),
+            "application/json",
+        ),
+        Page::NotFound => (
             404,
-            "Not Found: the metrics are at /metrics\n".to_string(),
-            "text/plain",
+            Bytes::from_static(NOT_FOUND.as_bytes()),
+            "text/plain; charset=utf-8",
         ),
     };
-    let mut res = hyper::Response::new(Full::new(Bytes::from(body)));
+    let head = req.method() == hyper::Method::HEAD;
+    let mut res = hyper::Response::new(Full::new(if head { Bytes::new() } else { body }));
     *res.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
-    res.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(kind));
+    let headers = res.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(kind));
+    // Every answer is live figures: a cached one would be stale.
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use metrics_exporter_prometheus::PrometheusBuilder;
+
+    fn get(method: &str, path: &str) -> hyper::Response<Full<Bytes>> {
+        let handle = PrometheusBuilder::new().build_recorder().handle();
+        let req = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .body(())
+            .unwrap();
+        answer(&handle, &req)
+    }
+
+    fn header<'a>(res: &'a hyper::Response<Full<Bytes>>, name: &str) -> &'a str {
+        res.headers()
+            .get(name)
+            .map_or("", |v| v.to_str().unwrap_or(""))
+    }
+
+    fn body(res: hyper::Response<Full<Bytes>>) -> String {
+        use http_body_util::BodyExt;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let bytes = rt.block_on(res.into_body().collect()).unwrap().to_bytes();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn the_listener_routes_two_paths() {
+        assert_eq!(page(&hyper::Method::GET, "/"), Page::NotFound);
+        assert_eq!(page(&hyper::Method::GET, "/metrics"), Page::Metrics);
+        assert_eq!(page(&hyper::Method::GET, "/errors"), Page::Errors);
+        assert_eq!(page(&hyper::Method::HEAD, "/errors"), Page::Errors);
+        assert_eq!(page(&hyper::Method::POST, "/metrics"), Page::NotFound);
+        assert_eq!(page(&hyper::Method::GET, "/index.html"), Page::NotFound);
+        assert_eq!(page(&hyper::Method::GET, "/metrics/"), Page::NotFound);
+    }
+
+    #[test]
+    fn metrics_errors_and_not_found() {
+        let res = get("GET", "/metrics");
+        assert_eq!(res.status(), 200);
+        assert!(header(&res, "content-type").starts_with("text/plain; version=0.0.4"));
+        assert_eq!(header(&res, "cache-control"), "no-store");
+        assert_eq!(header(&res, "content-security-policy"), "");
+
+        let res = get("GET", "/errors");
+        assert_eq!(res.status(), 200);
+        assert_eq!(header(&res, "content-type"), "application/json");
+        let v: serde_json::Value = serde_json::from_str(&body(res)).unwrap();
+        assert!(v["errors"].is_array() && v["total"].is_u64(), "{v}");
+
+        let res = get("GET", "/nope");
+        assert_eq!(res.status(), 404);
+        let text = body(res);
+        for path in ["/metrics", "/errors"] {
+            assert!(text.contains(path), "{text}");
+        }
+
+        let res = get("HEAD", "/errors");
+        assert_eq!(res.status(), 200);
+        assert_eq!(body(res), "");
+    }
 }
