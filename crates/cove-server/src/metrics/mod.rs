@@ -2,10 +2,10 @@
 //!
 //! The `metrics` facade records into `metrics-exporter-prometheus`'s
 //! recorder, installed once for the process; this module serves its text
-//! at `/metrics` from a thread of its own, and the last handler errors at
-//! `/errors` (`recent.rs`). Off (the default), nothing is installed and a
-//! worker's request path pays one branch (`ScriptHandler::metrics` is
-//! `None`).
+//! at `/metrics` from a thread of its own, with a dashboard that charts it
+//! at `/` and the last handler errors at `/errors` (`recent.rs`). Off (the
+//! default), nothing is installed and a worker's request path pays one
+//! branch (`ScriptHandler::metrics` is `None`).
 //!
 //! On, each worker keeps the handles it records into ([`RequestMetrics`]):
 //! a small table indexed by route, method and status class, filled on a
@@ -69,9 +69,9 @@ fn same_port(metrics: SocketAddr, app: SocketAddr) -> bool {
         && (metrics.ip() == app.ip() || metrics.ip().is_unspecified() || app.ip().is_unspecified())
 }
 
-/// Install the recorder and serve `/metrics` (and `/errors`) on `addr` (never `app`, the
-/// app's own address), from a thread of its own. Returns the address it
-/// listens on (`addr` with port 0 picks one).
+/// Install the recorder and serve `/metrics` (and `/`, `/errors`) on
+/// `addr` (never `app`, the app's own address), from a thread of its own.
+/// Returns the address it listens on (`addr` with port 0 picks one).
 pub fn start(addr: SocketAddr, app: SocketAddr) -> Result<SocketAddr, MetricsError> {
     if same_port(addr, app) {
         return Err(MetricsError::AppAddress(addr));
@@ -98,7 +98,9 @@ pub fn start(addr: SocketAddr, app: SocketAddr) -> Result<SocketAddr, MetricsErr
         .name("cove-metrics".into())
         .spawn(move || serve::serve(listener, handle))
         .map_err(|error| MetricsError::Bind { addr, error })?;
-    log::info(&format!("metrics on http://{local}/metrics"));
+    log::info(&format!(
+        "metrics on http://{local}/metrics, dashboard on http://{local}/"
+    ));
     Ok(local)
 }
 

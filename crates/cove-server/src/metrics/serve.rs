@@ -1,11 +1,13 @@
-//! The metrics listener: `/metrics` in Prometheus text format, `/errors`
-//! the last handler errors as JSON.
+//! The metrics listener: `/metrics` in Prometheus text format, `/` the
+//! dashboard that charts it, `/errors` the last handler errors as JSON.
 
 use std::convert::Infallible;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
+use hyper::header::{
+    HeaderValue, CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
+};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -15,8 +17,8 @@ use cove_core::log;
 use super::clocks::sample_workers;
 use super::UPKEEP;
 
-/// Answer `/metrics` and `/errors` on `listener` until the process ends;
-/// and fold the histograms' samples every [`UPKEEP`].
+/// Answer `/`, `/metrics` and `/errors` on `listener` until the process
+/// ends; and fold the histograms' samples every [`UPKEEP`].
 pub(super) fn serve(listener: std::net::TcpListener, handle: PrometheusHandle) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -56,23 +58,34 @@ pub(super) fn serve(listener: std::net::TcpListener, handle: PrometheusHandle) {
     });
 }
 
-const NOT_FOUND: &str = "Not Found: this listener serves /metrics (Prometheus text) \
-     and /errors (the last handler errors, JSON)\n";
+/// The dashboard: one page, its script and style inline.
+const DASHBOARD: &str = include_str!("dashboard.html");
+
+/// The dashboard's page may run its own inline script and style and fetch
+/// from this listener, and nothing else: it loads no outside resource.
+const DASHBOARD_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; \
+     style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; \
+     form-action 'none'; frame-ancestors 'none'";
+
+const NOT_FOUND: &str = "Not Found: this listener serves / (the dashboard), \
+     /metrics (Prometheus text) and /errors (the last handler errors, JSON)\n";
 
 /// What a request to the metrics listener asks for.
 #[derive(Debug, PartialEq)]
 enum Page {
+    Dashboard,
     Metrics,
     Errors,
     NotFound,
 }
 
-/// GET (or HEAD) of one of the two paths; the query is not looked at.
+/// GET (or HEAD) of one of the three paths; the query is not looked at.
 fn page(method: &hyper::Method, path: &str) -> Page {
     if method != hyper::Method::GET && method != hyper::Method::HEAD {
         return Page::NotFound;
     }
     match path {
+        "/" => Page::Dashboard,
         "/metrics" => Page::Metrics,
         "/errors" => Page::Errors,
         _ => Page::NotFound,
@@ -89,6 +102,11 @@ fn answer<B>(handle: &PrometheusHandle, req: &hyper::Request<B>) -> hyper::Respo
                 handle.render().into()
             },
             "text/plain; version=0.0.4; charset=utf-8",
+        ),
+        Page::Dashboard => (
+            200,
+            Bytes::from_static(DASHBOARD.as_bytes()),
+            "text/html; charset=utf-8",
         ),
         Page::Errors => (
             200,
@@ -109,6 +127,12 @@ fn answer<B>(handle: &PrometheusHandle, req: &hyper::Request<B>) -> hyper::Respo
     // Every answer is live figures: a cached one would be stale.
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if asked == Page::Dashboard {
+        headers.insert(
+            CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(DASHBOARD_CSP),
+        );
+    }
     res
 }
 
@@ -143,14 +167,30 @@ mod tests {
     }
 
     #[test]
-    fn the_listener_routes_two_paths() {
-        assert_eq!(page(&hyper::Method::GET, "/"), Page::NotFound);
+    fn the_listener_routes_three_paths() {
+        assert_eq!(page(&hyper::Method::GET, "/"), Page::Dashboard);
         assert_eq!(page(&hyper::Method::GET, "/metrics"), Page::Metrics);
         assert_eq!(page(&hyper::Method::GET, "/errors"), Page::Errors);
-        assert_eq!(page(&hyper::Method::HEAD, "/errors"), Page::Errors);
+        assert_eq!(page(&hyper::Method::HEAD, "/"), Page::Dashboard);
         assert_eq!(page(&hyper::Method::POST, "/metrics"), Page::NotFound);
         assert_eq!(page(&hyper::Method::GET, "/index.html"), Page::NotFound);
         assert_eq!(page(&hyper::Method::GET, "/metrics/"), Page::NotFound);
+    }
+
+    #[test]
+    fn the_dashboard_is_one_page_that_loads_nothing_else() {
+        let res = get("GET", "/?refresh=1");
+        assert_eq!(res.status(), 200);
+        assert_eq!(header(&res, "content-type"), "text/html; charset=utf-8");
+        assert_eq!(header(&res, "cache-control"), "no-store");
+        assert!(header(&res, "content-security-policy").starts_with("default-src 'none'"));
+        let html = body(res);
+        assert!(html.starts_with("<!doctype html>"), "{}", &html[..40]);
+        assert!(html.contains("fetch(\"/metrics\""));
+        // No outside resource: no URL with a scheme, no src= nor href= at all.
+        for needle in ["http://", "https://", "src=", "href=", "@import"] {
+            assert!(!html.contains(needle), "the page has {needle}");
+        }
     }
 
     #[test]
@@ -170,11 +210,11 @@ mod tests {
         let res = get("GET", "/nope");
         assert_eq!(res.status(), 404);
         let text = body(res);
-        for path in ["/metrics", "/errors"] {
+        for path in ["/ ", "/metrics", "/errors"] {
             assert!(text.contains(path), "{text}");
         }
 
-        let res = get("HEAD", "/errors");
+        let res = get("HEAD", "/");
         assert_eq!(res.status(), 200);
         assert_eq!(body(res), "");
     }
