@@ -25,14 +25,14 @@ app.post("/body", (req, res) => res.json({ len: req.body.length }));
 
 /// One sample of the exposition: its name, labels and value.
 #[derive(Debug)]
-struct Sample {
-    name: String,
-    labels: BTreeMap<String, String>,
-    value: f64,
+pub(crate) struct Sample {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub value: f64,
 }
 
 /// The samples of a Prometheus text exposition (comments skipped).
-fn parse(text: &str) -> Vec<Sample> {
+pub(crate) fn parse(text: &str) -> Vec<Sample> {
     let mut out = Vec::new();
     for line in text.lines() {
         if line.starts_with('#') || line.trim().is_empty() {
@@ -59,7 +59,7 @@ fn parse(text: &str) -> Vec<Sample> {
 }
 
 /// The sum over every worker of `name`'s samples whose labels include `want`.
-fn sum(samples: &[Sample], name: &str, want: &[(&str, &str)]) -> f64 {
+pub(crate) fn sum(samples: &[Sample], name: &str, want: &[(&str, &str)]) -> f64 {
     samples
         .iter()
         .filter(|s| s.name == name)
@@ -72,7 +72,7 @@ fn sum(samples: &[Sample], name: &str, want: &[(&str, &str)]) -> f64 {
 }
 
 /// GET `path` on `port` with a plain HTTP/1.0 request; status and body.
-fn fetch(port: u16, path: &str) -> (u16, String) {
+pub(crate) fn fetch(port: u16, path: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to metrics");
     write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
     let mut text = String::new();
@@ -83,7 +83,7 @@ fn fetch(port: u16, path: &str) -> (u16, String) {
 }
 
 /// The metrics port from the server's log line.
-fn metrics_port(server: &Server) -> u16 {
+pub(crate) fn metrics_port(server: &Server) -> u16 {
     let log = server.wait_for_log("metrics on http://");
     let rest = log.split("metrics on http://").nth(1).unwrap();
     let addr = rest.split('/').next().unwrap();
@@ -169,8 +169,23 @@ fn requests_are_counted(file: &str, source: &str) {
     assert!(sum(&m, "cove_worker_cpu_microseconds_total", &[("worker", "0")]) > 0.0);
     // Sampled on a request's end, the first one included.
     assert!(sum(&m, "cove_vm_heap_bytes", &[]) > 10_000.0);
-    // Only /metrics is served there.
-    assert_eq!(fetch(metrics_port(&s), "/").0, 404);
+    // The dashboard is there too (browser::dashboard), and nothing else.
+    let (status, page) = fetch(metrics_port(&s), "/");
+    assert_eq!(status, 200);
+    assert!(page.starts_with("<!doctype html>"));
+    let (status, errors) = fetch(metrics_port(&s), "/errors");
+    assert_eq!(status, 200);
+    let errors: serde_json::Value = serde_json::from_str(&errors).unwrap();
+    assert_eq!(errors["errors"][0]["path"], "/spin", "{errors}");
+    assert_eq!(errors["errors"][1]["path"], "/boom", "{errors}");
+    let boom = source.lines().position(|l| l.contains("/boom")).unwrap() + 1;
+    assert_eq!(
+        errors["errors"][1]["where"],
+        format!("{file}:{boom}"),
+        "{errors}"
+    );
+    assert_eq!(errors["total"], 2, "{errors}");
+    assert_eq!(fetch(metrics_port(&s), "/nope").0, 404);
 }
 
 #[test]

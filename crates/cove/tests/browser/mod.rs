@@ -13,10 +13,12 @@
 //! `$COVE_CHROMIUM`. Without it the tests say so and pass, unless
 //! `COVE_REQUIRE_BROWSER` is set (CI sets it), when they fail.
 //!
-//! `chat.rs` does the same for examples/chat, with two people in two pages.
+//! `chat.rs` does the same for examples/chat, with two people in two pages;
+//! `dashboard.rs` loads the `--metrics` dashboard while load runs.
 
 mod cdp;
 mod chat;
+mod dashboard;
 
 use std::io::Write;
 use std::path::PathBuf;
