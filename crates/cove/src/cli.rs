@@ -381,8 +381,9 @@ pub struct ServeArgs {
     pub audit: bool,
 
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g.
-    /// 127.0.0.1:9100), on a listener of their own; never the app's address.
-    /// Off by default. See docs/operations.md.
+    /// 127.0.0.1:9100), a live dashboard at http://ADDR/ and the last errors
+    /// at /errors, on a listener of their own; never the app's address. Off
+    /// by default. See docs/operations.md.
     #[arg(long, value_name = "ADDR", env = "COVE_METRICS")]
     pub metrics: Option<std::net::SocketAddr>,
 
