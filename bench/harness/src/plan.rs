@@ -37,6 +37,9 @@ pub struct ServerDef {
     /// Connections to the database of each group, for the `pg` and `redis`
     /// tables.
     pub pool: Vec<(Group, String)>,
+    /// Cove with `--metrics` and the JSON access log on (the hello table's
+    /// rows that measure what observing a request costs).
+    pub observed: bool,
 }
 
 impl ServerDef {
@@ -90,6 +93,7 @@ fn cove_def(
         size: std::fs::metadata(&cfg.cove).ok().map(|m| m.len()),
         note: None,
         pool: Vec::new(),
+        observed: false,
     }
 }
 
@@ -109,7 +113,8 @@ fn cores(cfg: &Config, workers: u32) -> String {
 /// on 1 and 2 workers and the app with group commit off (a reference for
 /// the write rows), then per runtime the template app, then per runtime the
 /// PostgreSQL + Redis app on 1 and 2 workers, then per runtime the app over
-/// HTTPS and as h2c, then per runtime the WebSocket app (the ws table).
+/// HTTPS and as h2c, then per runtime the WebSocket app (the ws table),
+/// then per runtime the app with metrics and the JSON access log on.
 pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
     let both = vec![Group::Http, Group::Sqlite];
     let mut out = vec![cove_def(
@@ -184,6 +189,19 @@ pub fn cove_servers(cfg: &Config) -> Vec<ServerDef> {
             Some(&app),
         ));
     }
+    for (lang, name, app) in [("lua", "Lua", &cfg.app), ("js", "JS", &cfg.js_app)] {
+        let mut def = cove_def(
+            cfg,
+            &format!("cove-{lang}-obs"),
+            &format!("Cove ({name}), `--metrics` + JSON `--access-log`"),
+            vec![Group::Http],
+            &[],
+            1,
+            Some(app.as_path()),
+        );
+        def.observed = true;
+        out.push(def);
+    }
     out
 }
 
@@ -249,6 +267,7 @@ pub fn peer_servers(cfg: &Config, spec: &PeerSpec, install_dir: &Path) -> Vec<Se
             size: (!size_paths.is_empty()).then(|| peers::disk_size(&size_paths)),
             note: spec.note.clone(),
             pool: spec.pool.clone(),
+            observed: false,
         }
     };
     let mut out = vec![one(1)];
@@ -281,6 +300,10 @@ impl Measurement {
 }
 
 fn in_table(table: Table, s: &ServerDef) -> bool {
+    // What observing costs is measured on the hello table only.
+    if s.observed {
+        return table == Table::Hello;
+    }
     match table {
         Table::Hello => s.workers == 1 && s.groups.contains(&Group::Http),
         // In Hull's HTTP table the raw server answers each JSON request
@@ -462,6 +485,8 @@ mod tests {
                 "cove-js-h2c",
                 "cove-lua-ws",
                 "cove-js-ws",
+                "cove-lua-obs",
+                "cove-js-obs",
                 "go-pgx",
                 "go-pgx-2w",
                 "bun",
@@ -469,10 +494,30 @@ mod tests {
                 "deno"
             ]
         );
-        let bun2 = &s[22];
+        let bun2 = s.iter().find(|d| d.key == "bun-2w").unwrap();
         assert_eq!(bun2.launch.cores, "0,1");
         assert!(bun2.launch.env.contains(&("WORKERS".into(), "2".into())));
         assert_eq!(bun2.launch.program, PathBuf::from("/tmp/peers/bun/./run"));
+    }
+
+    #[test]
+    fn the_observed_servers_are_in_the_hello_table_only() {
+        let s = servers();
+        let obs: Vec<&ServerDef> = s.iter().filter(|d| d.observed).collect();
+        assert_eq!(obs.len(), 2);
+        for d in obs {
+            assert!(d.key.ends_with("-obs"), "{}", d.key);
+            assert!(in_table(Table::Hello, d));
+            for t in [
+                Table::HullHttp,
+                Table::Routing,
+                Table::Sweep,
+                Table::Tls,
+                Table::Ws,
+            ] {
+                assert!(!in_table(t, d), "{} in {t:?}", d.key);
+            }
+        }
     }
 
     #[test]

@@ -58,8 +58,9 @@ fn cell(table: Table, server: usize, w: &str, samples: Vec<Sample>) -> Cell {
 /// 4 cove-js, 5 cove-js-nogroup, 6 cove-js-2w, 7 cove-lua-tpl,
 /// 8 cove-js-tpl, 9 cove-lua-pg, 10 cove-lua-pg-2w, 11 cove-js-pg,
 /// 12 cove-js-pg-2w, 13 cove-lua-tls, 14 cove-lua-h2c, 15 cove-js-tls,
-/// 16 cove-js-h2c, 17 cove-lua-ws, 18 cove-js-ws, 19 bun, 20 bun-2w.
-const BUN: usize = 19;
+/// 16 cove-js-h2c, 17 cove-lua-ws, 18 cove-js-ws, 19 cove-lua-obs,
+/// 20 cove-js-obs, 21 bun, 22 bun-2w.
+const BUN: usize = 21;
 fn run() -> Run {
     let c = cfg();
     let mut servers = cove_servers(&c);
@@ -93,6 +94,12 @@ fn run() -> Run {
             1,
             "json",
             vec![sample(1, 90_000.0, 12.0), sample(2, 80_000.0, 13.0)],
+        ),
+        cell(
+            Table::Hello,
+            19,
+            "json",
+            vec![sample(1, 88_000.0, 12.6), sample(2, 79_000.0, 13.13)],
         ),
         cell(
             Table::Hello,
@@ -180,6 +187,12 @@ fn targets_memory_skips_and_notes() {
         "{md}"
     );
     assert!(md.contains("| Cove SQLite insert (`GET /`) req/s ≥ 1.5× Bun + bun:sqlite | 2.00× (60,000 vs 30,000) | pass |"));
+    // Per-round ratios 12.6/12 and 13.13/13 → median 1.03, within 1.05.
+    assert!(
+        md.contains("| Cove Lua `/json` (hello) CPU/request with `--metrics` + JSON access log ≤ 1.05× without | 1.030× (12.87 vs 12.50 µs) | pass |"),
+        "{md}"
+    );
+    assert!(md.contains("| Cove JS `/json` (hello) CPU/request with `--metrics` + JSON access log ≤ 1.05× without | – | not measured |"));
     assert!(md.contains("| Cove idle RSS ≤ 10 MB | 5.9 MiB | pass |"));
     assert!(md.contains("| Cove Lua `/hello` p99 ≤ 2 ms at C = 200 | – | not measured |"));
     assert!(md.contains("| deno | install failed: npm error 404 |"));
@@ -192,8 +205,9 @@ fn targets_memory_skips_and_notes() {
 fn json_has_every_round_and_the_targets() {
     let v = crate::report_json::json(&cfg(), &Machine::default(), &run());
     let cells = v["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 7);
-    assert_eq!(cells[6]["id"], "hello:cove-js:json@50");
+    assert_eq!(cells.len(), 8);
+    assert_eq!(cells[2]["id"], "hello:cove-lua-obs:json@50");
+    assert_eq!(cells[7]["id"], "hello:cove-js:json@50");
     assert_eq!(cells[1]["id"], "hello:cove-lua:json@50");
     assert_eq!(cells[1]["rounds"].as_array().unwrap().len(), 2);
     assert_eq!(cells[1]["summary"]["cpu_ratio_vs_baseline"]["median"], 1.4);
@@ -376,7 +390,7 @@ fn db_sample(round: usize, rps: f64, cpu: f64, db: f64) -> Sample {
 
 /// Servers of `run()` plus 21 go-pgx and 22 go-pgx-2w; the pg read and
 /// the redis workload measured over two rounds.
-const GO: usize = 21;
+const GO: usize = 23;
 fn with_databases() -> Run {
     let mut r = run();
     let go = PeerSpec {
@@ -553,7 +567,7 @@ fn ws_sample(round: usize, rate: f64, cpu: f64, client: f64) -> Sample {
 
 /// Servers of `run()` plus 21 bun-ws: echo and broadcast over two rounds
 /// for Cove Lua (17) and Bun.
-const BUN_WS: usize = 21;
+const BUN_WS: usize = 23;
 fn with_ws() -> Run {
     let mut r = run();
     let bun = PeerSpec {

@@ -198,6 +198,16 @@ fn start_one(
             if let Some(r) = redis {
                 flags.extend(["--kv".into(), r.url.clone().into()]);
             }
+            if def.observed {
+                flags.extend([
+                    "--metrics".into(),
+                    "127.0.0.1:0".into(),
+                    "--access-log".into(),
+                    dir.join(format!("{}.access.log", def.key)).into(),
+                    "--access-log-format".into(),
+                    "json".into(),
+                ]);
+            }
             if let Some(c) = cert {
                 flags.extend([
                     "--tls-cert".into(),

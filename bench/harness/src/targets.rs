@@ -212,6 +212,35 @@ fn tls_target(run: &Run) -> Target {
     }
 }
 
+/// Issue 41's budget: with `--metrics` and the JSON access log on, a
+/// runtime's `/json` CPU/request ≤ 1.05× the same app's with both off
+/// (same-round ratio, median over rounds).
+fn observed_targets(run: &Run) -> Vec<Target> {
+    let limit = 1.05;
+    [LUA, JS]
+        .into_iter()
+        .map(|(server, name)| {
+            let what = format!(
+                "Cove {name} `/json` (hello) CPU/request with `--metrics` + JSON access log ≤ {limit:.2}× without"
+            );
+            let on = cell(run, Table::Hello, &format!("{server}-obs"), "json", None);
+            let off = cell(run, Table::Hello, server, "json", None);
+            let (Some(on), Some(off)) = (on, off) else {
+                return not_run(what);
+            };
+            let cpu = |c: &Cell| summarize_cell(run, c).cpu_us.map(|q| q.median);
+            match (same_round_ratio(on, off), cpu(on), cpu(off)) {
+                (Some(q), Some(a), Some(b)) => Target {
+                    what,
+                    measured: format!("{q:.3}× ({a:.2} vs {b:.2} µs)"),
+                    verdict: verdict(q <= limit),
+                },
+                _ => not_run(what),
+            }
+        })
+        .collect()
+}
+
 /// The `ws` table's targets (issue 40): Cove Lua's WebSocket echo and
 /// broadcast messages/s ≥ Bun's, one worker each, as the median over
 /// rounds of the same-round ratio.
@@ -329,5 +358,6 @@ pub fn evaluate(run: &Run) -> Vec<Target> {
     out.extend(database_targets(run));
     out.push(tls_target(run));
     out.extend(ws_targets(run));
+    out.extend(observed_targets(run));
     out
 }
