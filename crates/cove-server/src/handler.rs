@@ -3,11 +3,13 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
+use std::net::SocketAddr;
 use std::rc::Rc;
 
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use hyper::body::{Body as _, Incoming};
+use hyper::http::request::Parts;
 use tokio::sync::Notify;
 
 use cove_core::audit::{self, RequestScope};
@@ -307,9 +309,9 @@ where
         req: hyper::Request<Incoming>,
         peer: std::net::SocketAddr,
     ) -> HttpResponse {
-        let mut seen = self.observe.as_ref().map(|o| o.begin(&req, peer));
+        let (mut parts, body) = req.into_parts();
+        let mut seen = self.observe.as_deref().map(|o| o.begin(&parts));
         let mut res = 'res: {
-            let (mut parts, body) = req.into_parts();
             // hyper has read the framing: an exact size is the Content-Length
             // (0 when there is no body); a chunked body has none. Cheaper than
             // looking the two headers up again (~170 instructions).
@@ -388,7 +390,7 @@ where
             }
         };
         if let Some(seen) = seen {
-            self.observed(seen, &mut res);
+            self.observed(seen, &parts, peer, &mut res);
         }
         res
     }
@@ -404,13 +406,13 @@ impl<A: App + 'static> ScriptHandler<A> {
         closing(413, "Payload Too Large")
     }
 
-    /// Record the request of `seen`, answered with `res`.
+    /// Record the request of `seen` (`head`, from `peer`), answered
+    /// with `res`.
     #[inline(never)]
-    fn observed(&self, seen: Box<Seen>, res: &mut HttpResponse) {
+    fn observed(&self, seen: Seen<'_>, head: &Parts, peer: SocketAddr, res: &mut HttpResponse) {
         if let Some(o) = &self.observe {
-            o.end(&seen, res, self.app.routes(), || {
-                self.app.engine().heap_used()
-            });
+            let heap = || self.app.engine().heap_used();
+            o.end(&seen, head, peer, res, self.app.routes(), heap);
         }
     }
 

@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use std::time::{Instant, SystemTime};
 
 use hyper::body::Body as _;
+use hyper::http::request::Parts;
 
 use cove_core::{HandlerId, RouteTable, ScriptError};
 
@@ -22,14 +23,13 @@ pub(crate) struct Observe {
     metrics: Option<RequestMetrics>,
 }
 
-/// A request being observed: what its start said.
-pub(crate) struct Seen {
+/// A request being observed: what its start said. Held in the request's
+/// future (not boxed: an allocation would cost more than its bytes do).
+pub(crate) struct Seen<'a> {
     at: Instant,
-    method: hyper::Method,
     /// The route that matched, if one did.
     pub(crate) route: Option<HandlerId>,
-    _in_flight: Option<InFlight>,
-    _peer: SocketAddr,
+    _in_flight: Option<InFlight<'a>>,
 }
 
 impl Observe {
@@ -39,24 +39,24 @@ impl Observe {
         metrics.is_some().then(|| Box::new(Observe { metrics }))
     }
 
-    /// A request from `peer` has started.
+    /// A request with `head` has started.
     #[inline(never)]
-    pub(crate) fn begin<B>(&self, req: &hyper::Request<B>, peer: SocketAddr) -> Box<Seen> {
-        Box::new(Seen {
+    pub(crate) fn begin(&self, _head: &Parts) -> Seen<'_> {
+        Seen {
             at: Instant::now(),
-            method: req.method().clone(),
             route: None,
             _in_flight: self.metrics.as_ref().map(RequestMetrics::start),
-            _peer: peer,
-        })
+        }
     }
 
-    /// The request of `seen` is answered with `res`; `heap` reads the VM's
-    /// heap size (called at most once a second).
-    #[inline(never)]
+    /// The request of `seen` (`head`, from `peer`) is answered with
+    /// `res`; `heap` reads the VM's heap size (called at most once a
+    /// second).
     pub(crate) fn end(
         &self,
-        seen: &Seen,
+        seen: &Seen<'_>,
+        head: &Parts,
+        _peer: SocketAddr,
         res: &mut HttpResponse,
         routes: &RouteTable,
         heap: impl FnOnce() -> usize,
@@ -68,7 +68,7 @@ impl Observe {
                 m.set_heap(heap());
             }
             let seconds = now.saturating_duration_since(seen.at).as_secs_f64();
-            m.finish(routes, seen.route, seen.method.as_str(), status, seconds);
+            m.finish(routes, seen.route, head.method.as_str(), status, seconds);
         }
         let _bytes = res.body().size_hint().exact();
         let _ = SystemTime::now;

@@ -80,9 +80,9 @@ impl RequestMetrics {
 
     /// A request has started: in flight until the guard is dropped (a
     /// request whose client went away is dropped without a response).
-    pub(crate) fn start(&self) -> InFlight {
+    pub(crate) fn start(&self) -> InFlight<'_> {
         self.in_flight.increment(1.0);
-        InFlight(self.in_flight.clone())
+        InFlight(&self.in_flight)
     }
 
     /// A request to `route` with `method` was answered with `status`
@@ -167,9 +167,9 @@ impl RequestMetrics {
 }
 
 /// A request in flight, counted in `cove_requests_in_flight` until dropped.
-pub(crate) struct InFlight(Gauge);
+pub(crate) struct InFlight<'a>(&'a Gauge);
 
-impl Drop for InFlight {
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.decrement(1.0);
     }
