@@ -4,10 +4,10 @@
 use std::convert::Infallible;
 
 use bytes::Bytes;
-use http_body_util::Full;
 use hyper::header::{
     HeaderValue, CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
 };
+use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -16,9 +16,18 @@ use cove_core::log;
 
 use super::clocks::sample_workers;
 use super::UPKEEP;
+use crate::config::HttpLimits;
+use crate::io::Io;
+use crate::timeouts::Timed;
+use crate::Body;
 
 /// Answer `/`, `/metrics` and `/errors` on `listener` until the process
 /// ends; and fold the histograms' samples every [`UPKEEP`].
+///
+/// Served over the app's HTTP/1.1 stream and body types, as the HTTPS
+/// redirect is: a second instantiation of hyper's connection would stop
+/// its head parser and encoder from being inlined into the app's, and
+/// every app request would pay ~300 instructions (measured; io.rs).
 pub(super) fn serve(listener: std::net::TcpListener, handle: PrometheusHandle) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -27,7 +36,7 @@ pub(super) fn serve(listener: std::net::TcpListener, handle: PrometheusHandle) {
         log::error("metrics: cannot start the listener's runtime");
         return;
     };
-    rt.block_on(async move {
+    tokio::task::LocalSet::new().block_on(&rt, async move {
         let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
             log::error("metrics: cannot use the listener");
             return;
@@ -40,19 +49,26 @@ pub(super) fn serve(listener: std::net::TcpListener, handle: PrometheusHandle) {
                 upkeep.run_upkeep();
             }
         });
+        let limits = HttpLimits::default();
         loop {
             let Ok((stream, _)) = listener.accept().await else {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                 continue;
             };
+            let stream = Timed::new(Io::Plain(stream), &limits);
+            let activity = stream.activity();
             let handle = handle.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |req| {
-                    let res = answer(&handle, &req);
-                    async move { Ok::<_, Infallible>(res) }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+            let service = service_fn(move |req| {
+                activity.busy();
+                let res = answer(&handle, &req);
+                activity.answered();
+                async move { Ok::<_, Infallible>(res) }
+            });
+            let conn = http1::Builder::new()
+                .header_read_timeout(None)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::task::spawn_local(async move {
+                let _ = conn.await;
             });
         }
     });
@@ -92,7 +108,7 @@ fn page(method: &hyper::Method, path: &str) -> Page {
     }
 }
 
-fn answer<B>(handle: &PrometheusHandle, req: &hyper::Request<B>) -> hyper::Response<Full<Bytes>> {
+fn answer<B>(handle: &PrometheusHandle, req: &hyper::Request<B>) -> hyper::Response<Body> {
     let asked = page(req.method(), req.uri().path());
     let (status, body, kind): (u16, Bytes, &str) = match asked {
         Page::Metrics => (
@@ -120,7 +136,7 @@ fn answer<B>(handle: &PrometheusHandle, req: &hyper::Request<B>) -> hyper::Respo
         ),
     };
     let head = req.method() == hyper::Method::HEAD;
-    let mut res = hyper::Response::new(Full::new(if head { Bytes::new() } else { body }));
+    let mut res = hyper::Response::new(Body::bytes(if head { Bytes::new() } else { body }));
     *res.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
     let headers = res.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(kind));
@@ -141,7 +157,7 @@ mod tests {
     use super::*;
     use metrics_exporter_prometheus::PrometheusBuilder;
 
-    fn get(method: &str, path: &str) -> hyper::Response<Full<Bytes>> {
+    fn get(method: &str, path: &str) -> hyper::Response<Body> {
         let handle = PrometheusBuilder::new().build_recorder().handle();
         let req = hyper::Request::builder()
             .method(method)
@@ -151,13 +167,13 @@ mod tests {
         answer(&handle, &req)
     }
 
-    fn header<'a>(res: &'a hyper::Response<Full<Bytes>>, name: &str) -> &'a str {
+    fn header<'a>(res: &'a hyper::Response<Body>, name: &str) -> &'a str {
         res.headers()
             .get(name)
             .map_or("", |v| v.to_str().unwrap_or(""))
     }
 
-    fn body(res: hyper::Response<Full<Bytes>>) -> String {
+    fn body(res: hyper::Response<Body>) -> String {
         use http_body_util::BodyExt;
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
