@@ -4,6 +4,7 @@
 //! `cove dev`, replacing every worker's handler without closing its listener;
 //! the app's `static/` files; in `cove dev`, an error page for script errors.
 
+pub mod access_log;
 mod body;
 mod config;
 mod conn;
