@@ -18,6 +18,7 @@ use std::str::FromStr;
 mod clock;
 mod entry;
 mod format;
+pub mod request_id;
 mod text;
 
 pub use entry::Entry;
