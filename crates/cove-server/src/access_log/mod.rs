@@ -18,10 +18,16 @@ use std::str::FromStr;
 mod clock;
 mod entry;
 mod format;
+mod handle;
 pub mod request_id;
 mod text;
+mod writer;
+
+#[cfg(test)]
+mod tests;
 
 pub use entry::Entry;
+pub use handle::{AccessLog, WorkerLog};
 
 /// A line's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
