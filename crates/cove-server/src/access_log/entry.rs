@@ -53,8 +53,9 @@ impl Entry<'_> {
 
     /// The target split at its first `?`: (path, query).
     pub(crate) fn path_query(&self) -> (&str, Option<&str>) {
-        match self.target.split_once('?') {
-            Some((path, query)) => (path, Some(query)),
+        // memchr: `str::split_once` costs ~150 instructions here.
+        match memchr::memchr(b'?', self.target.as_bytes()) {
+            Some(at) => (&self.target[..at], Some(&self.target[at + 1..])),
             None => (self.target, None),
         }
     }

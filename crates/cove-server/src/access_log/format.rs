@@ -32,7 +32,25 @@ use cove_core::Room;
 
 use super::clock::Clock;
 use super::entry::Entry;
-use super::text::{decimal, escaped, ip, json_str, millis, Escape};
+use super::text::{decimal, escaped, json_str, millis, Escape, LastIp};
+use super::Format;
+
+/// What a worker's consecutive lines share, kept between them: the second
+/// (most lines fall in the same one as the last) and the client address
+/// (a keep-alive connection's requests, a benchmark's single client).
+pub(crate) struct Memo {
+    pub(crate) clock: Clock,
+    pub(crate) ip: LastIp,
+}
+
+impl Memo {
+    pub(crate) fn new(format: Format) -> Memo {
+        Memo {
+            clock: Clock::new(format),
+            ip: LastIp::default(),
+        }
+    }
+}
 
 /// Room for a line's fixed parts; the strings' lengths are added to it.
 const FIXED: usize = 160;
@@ -48,14 +66,14 @@ fn room_for(e: &Entry<'_>) -> usize {
 }
 
 /// Append `e` as a combined line, ending in `\n`.
-pub(crate) fn combined(out: &mut Vec<u8>, clock: &mut Clock, e: &Entry<'_>) {
+pub(crate) fn combined(out: &mut Vec<u8>, memo: &mut Memo, e: &Entry<'_>) {
     let mut r = Room::new(out, room_for(e));
     match e.remote {
-        Some(addr) => ip(&mut r, addr.ip()),
+        Some(addr) => memo.ip.write(&mut r, addr.ip()),
         None => r.byte(b'-'),
     }
     r.put(b" - - [");
-    clock.write(&mut r, e.time);
+    memo.clock.write(&mut r, e.time);
     r.put(b"] \"");
     escaped(&mut r, e.method.as_bytes(), Escape::Quoted);
     r.byte(b' ');
@@ -96,16 +114,16 @@ fn token(r: &mut Room<'_>, s: Option<&str>) {
 }
 
 /// Append `e` as a JSON line, ending in `\n`.
-pub(crate) fn json(out: &mut Vec<u8>, clock: &mut Clock, e: &Entry<'_>) {
+pub(crate) fn json(out: &mut Vec<u8>, memo: &mut Memo, e: &Entry<'_>) {
     let mut r = Room::new(out, room_for(e) + 64);
     let (path, query) = e.path_query();
     r.put(b"{\"time\":\"");
-    clock.write(&mut r, e.time);
+    memo.clock.write(&mut r, e.time);
     r.put(b"\",\"remote\":");
     match e.remote {
         Some(addr) => {
             r.byte(b'"');
-            ip(&mut r, addr.ip());
+            memo.ip.write(&mut r, addr.ip());
             r.byte(b'"');
         }
         None => r.put(b"null"),
@@ -142,7 +160,6 @@ pub(crate) fn json(out: &mut Vec<u8>, clock: &mut Clock, e: &Entry<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Format;
     use super::*;
     use hyper::Version;
     use std::time::{Duration, UNIX_EPOCH};
@@ -181,10 +198,10 @@ mod tests {
 
     fn line(format: Format, e: &Entry<'_>) -> String {
         let mut v = Vec::new();
-        let mut clock = Clock::new(format);
+        let mut memo = Memo::new(format);
         match format {
-            Format::Combined => combined(&mut v, &mut clock, e),
-            Format::Json => json(&mut v, &mut clock, e),
+            Format::Combined => combined(&mut v, &mut memo, e),
+            Format::Json => json(&mut v, &mut memo, e),
         }
         String::from_utf8(v).unwrap()
     }

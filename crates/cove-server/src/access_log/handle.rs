@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::{JoinHandle, Thread};
 
-use super::clock::Clock;
 use super::entry::Entry;
+use super::format::Memo;
 use super::writer::{self, lock, Output, Pending, Shared, Slot, HANDOFF, MAX_PENDING};
 use super::{format, Format, Target};
 
@@ -62,7 +62,7 @@ impl AccessLog {
         let format = self.inner.shared.format;
         let slot = Arc::new(Slot(Mutex::new(Pending {
             buf: Vec::with_capacity(HANDOFF * 2),
-            clock: Clock::new(format),
+            memo: Memo::new(format),
             nudged: false,
             closed: false,
         })));
@@ -179,10 +179,10 @@ impl WorkerLog {
             self.inner.shared.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let Pending { buf, clock, .. } = &mut *p;
+        let Pending { buf, memo, .. } = &mut *p;
         match self.format {
-            Format::Combined => format::combined(buf, clock, entry),
-            Format::Json => format::json(buf, clock, entry),
+            Format::Combined => format::combined(buf, memo, entry),
+            Format::Json => format::json(buf, memo, entry),
         }
         if p.buf.len() >= HANDOFF && !p.nudged {
             p.nudged = true;

@@ -214,21 +214,30 @@ async fn sigusr1_reopens() {
 }
 
 /// The worker's cost per line (format + hand-off), in release:
-/// `cargo test --release -p cove-server access_log::tests::cost -- --ignored --nocapture`
+/// `cargo test --release -p cove-server access_log::tests::cost -- --ignored --nocapture`.
+/// Under `valgrind --tool=callgrind --toggle-collect='*WorkerLog*log*'`:
 #[test]
 #[ignore]
 fn cost() {
     let dir = tempfile::tempdir().unwrap();
-    for format in [Format::Combined, Format::Json] {
+    let browser = Entry {
+        user_agent: Some("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"),
+        referer: Some("https://example.com/users"),
+        ..entry("0123456789abcdef01234567")
+    };
+    let curl = entry("0123456789abcdef01234567");
+    for (format, what, e) in [
+        (Format::Combined, "browser", &browser),
+        (Format::Json, "browser", &browser),
+        (Format::Combined, "curl", &curl),
+        (Format::Json, "curl", &curl),
+    ] {
+        // `COST=curl` (or `browser`) runs one kind, e.g. under callgrind.
+        if std::env::var("COST").is_ok_and(|only| only != what) {
+            continue;
+        }
         let (log, _path) = file_log(&dir, format);
         let w = log.worker();
-        let e = Entry {
-            user_agent: Some(
-                "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
-            ),
-            referer: Some("https://example.com/users"),
-            ..entry("0123456789abcdef01234567")
-        };
         // Timed in rounds of 10k lines with a flush between (untimed), so
         // the writer keeps up and no line is dropped.
         let (rounds, per) = (100, 10_000);
@@ -236,7 +245,7 @@ fn cost() {
         for _ in 0..rounds {
             let start = Instant::now();
             for _ in 0..per {
-                w.log(std::hint::black_box(&e));
+                w.log(std::hint::black_box(e));
             }
             took += start.elapsed();
             log.flush();
@@ -244,6 +253,9 @@ fn cost() {
         log.flush_and_stop();
         assert_eq!(log.dropped(), 0);
         let n = (rounds * per) as f64;
-        println!("{format}: {:.1} ns per line", took.as_nanos() as f64 / n);
+        println!(
+            "{format} {what}: {:.1} ns per line",
+            took.as_nanos() as f64 / n
+        );
     }
 }

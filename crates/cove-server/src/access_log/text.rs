@@ -266,6 +266,24 @@ pub(crate) fn ip(out: &mut Room<'_>, ip: IpAddr) {
     }
 }
 
+/// The last address written, and its text.
+#[derive(Default)]
+pub(crate) struct LastIp {
+    ip: Option<IpAddr>,
+    text: Vec<u8>,
+}
+
+impl LastIp {
+    pub(crate) fn write(&mut self, out: &mut Room<'_>, addr: IpAddr) {
+        if self.ip != Some(addr) {
+            self.text.clear();
+            ip(&mut Room::new(&mut self.text, 48), addr);
+            self.ip = Some(addr);
+        }
+        out.put(&self.text);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,5 +358,13 @@ mod tests {
         assert_eq!(run(|r| ip(r, mapped)), "192.168.0.9");
         let v6: IpAddr = "2001:db8::1".parse().unwrap();
         assert_eq!(run(|r| ip(r, v6)), "2001:db8::1");
+        let mut last = LastIp::default();
+        let seq = run(|r| {
+            for a in [v4, v4, v6, v4] {
+                last.write(r, a);
+                r.byte(b' ');
+            }
+        });
+        assert_eq!(seq, "10.0.255.1 10.0.255.1 2001:db8::1 10.0.255.1 ");
     }
 }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use cove_core::log;
 
-use super::clock::Clock;
+use super::format::Memo;
 use super::{Format, Target};
 
 /// The longest a line waits in a worker's buffer (plus a round's writing).
@@ -51,7 +51,7 @@ pub(super) struct Slot(pub(super) Mutex<Pending>);
 
 pub(super) struct Pending {
     pub(super) buf: Vec<u8>,
-    pub(super) clock: Clock,
+    pub(super) memo: Memo,
     /// The writer was woken for this buffer already.
     pub(super) nudged: bool,
     /// Its `WorkerLog` is gone: the slot goes once emptied.
