@@ -217,9 +217,9 @@ async fn sigusr1_reopens() {
 /// `cargo test --release -p cove-server access_log::tests::cost -- --ignored --nocapture`.
 /// Under `valgrind --tool=callgrind --toggle-collect='*WorkerLog*log*'`
 /// (instructions per `WorkerLog::log`, 1M lines each, measured when
-/// written): combined 1,175 (curl-like: short user agent, no referer) and
-/// 1,450 (browser-like); JSON 1,510 and 1,825. Of these, the mutex and the
-/// hand-off are ~50; the rest is formatting, ~70-110 per escaped string
+/// written): combined 1,140 (curl-like: short user agent, no referer) and
+/// 1,435 (browser-like); JSON 1,415 and 1,710. Of these, the mutex and the
+/// hand-off are ~50; the rest is formatting, ~60-100 per escaped string
 /// and ~40-90 per number.
 #[test]
 #[ignore]
