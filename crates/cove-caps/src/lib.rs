@@ -2,6 +2,7 @@
 //! time, env, log, JSON encoding primitives and the app manifest.
 
 pub mod api;
+pub mod app_metrics;
 pub mod cap;
 pub mod crypto;
 pub mod env;
