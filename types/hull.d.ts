@@ -140,6 +140,25 @@ declare namespace Hull {
     /** why not: "body required", "smtp send failed: <reason>" */
     error?: string;
   }
+  /** What metrics.counter returns; labels, if given, are a table/object of names to strings, numbers or booleans */
+  interface Counter {
+    /** add n (a whole number >= 0, default 1) to the series of these labels */
+    inc(n?: number, labels?: Record<string, any>): void;
+  }
+  /** What metrics.gauge returns; labels, if given, are a table/object of names to strings, numbers or booleans */
+  interface Gauge {
+    /** set the series of these labels to v */
+    set(v: number, labels?: Record<string, any>): void;
+    /** add n (default 1) to the series of these labels */
+    inc(n?: number, labels?: Record<string, any>): void;
+    /** subtract n (default 1) from the series of these labels */
+    dec(n?: number, labels?: Record<string, any>): void;
+  }
+  /** What metrics.histogram returns; labels, if given, are a table/object of names to strings, numbers or booleans */
+  interface Histogram {
+    /** add the sample v to the series of these labels */
+    observe(v: number, labels?: Record<string, any>): void;
+  }
   /** A test request's options */
   interface TestOptions {
     /** the request body (Lua: also a number) */
@@ -500,6 +519,18 @@ declare module "hull:smtp" {
     send(options: Hull.SmtpOptions): Hull.SmtpResult;
     /** smtp.send as a promise: the worker serves other requests while the message goes out */
     sendAsync(options: Hull.SmtpOptions): Promise<Hull.SmtpResult>;
+  };
+}
+
+declare module "hull:metrics" {
+  /** The app's own Prometheus metrics, served with Cove's on --metrics (app_<name>; no-ops without it) */
+  export const metrics: {
+    /** a counter named app_<name>_total (made once per name; later calls return the same series) */
+    counter(name: string, help?: string): Hull.Counter;
+    /** a gauge named app_<name>: a value that goes up and down */
+    gauge(name: string, help?: string): Hull.Gauge;
+    /** a histogram named app_<name>, in the server's buckets (0.0005 to 10: seconds suit it) */
+    histogram(name: string, help?: string): Hull.Histogram;
   };
 }
 

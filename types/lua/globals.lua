@@ -147,6 +147,43 @@ local HullSmtpOptions = {}
 ---@field error? string why not: "body required", "smtp send failed: <reason>"
 local HullSmtpResult = {}
 
+---What metrics.counter returns; labels, if given, are a table/object of names to strings, numbers or booleans
+---@class hull.Counter
+local HullCounter = {}
+
+---add n (a whole number >= 0, default 1) to the series of these labels
+---@param n? number
+---@param labels? table<string, any>
+function HullCounter:inc(n, labels) end
+
+---What metrics.gauge returns; labels, if given, are a table/object of names to strings, numbers or booleans
+---@class hull.Gauge
+local HullGauge = {}
+
+---set the series of these labels to v
+---@param v number
+---@param labels? table<string, any>
+function HullGauge:set(v, labels) end
+
+---add n (default 1) to the series of these labels
+---@param n? number
+---@param labels? table<string, any>
+function HullGauge:inc(n, labels) end
+
+---subtract n (default 1) from the series of these labels
+---@param n? number
+---@param labels? table<string, any>
+function HullGauge:dec(n, labels) end
+
+---What metrics.histogram returns; labels, if given, are a table/object of names to strings, numbers or booleans
+---@class hull.Histogram
+local HullHistogram = {}
+
+---add the sample v to the series of these labels
+---@param v number
+---@param labels? table<string, any>
+function HullHistogram:observe(v, labels) end
+
 ---A test request's options
 ---@class hull.TestOptions
 ---@field body? string the request body (Lua: also a number)
@@ -575,6 +612,28 @@ smtp = {}
 ---@param options hull.SmtpOptions
 ---@return hull.SmtpResult
 function smtp.send(options) end
+
+---The app's own Prometheus metrics, served with Cove's on --metrics (app_<name>; no-ops without it)
+---@class hull.metrics
+metrics = {}
+
+---a counter named app_<name>_total (made once per name; later calls return the same series)
+---@param name string
+---@param help? string
+---@return hull.Counter
+function metrics.counter(name, help) end
+
+---a gauge named app_<name>: a value that goes up and down
+---@param name string
+---@param help? string
+---@return hull.Gauge
+function metrics.gauge(name, help) end
+
+---a histogram named app_<name>, in the server's buckets (0.0005 to 10: seconds suit it)
+---@param name string
+---@param help? string
+---@return hull.Histogram
+function metrics.histogram(name, help) end
 
 ---The global of cove test files: test(name, fn) registers a case (run in file order; an async JS fn is awaited), and its functions dispatch requests and assert
 ---@class hull.test

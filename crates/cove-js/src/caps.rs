@@ -21,6 +21,7 @@ use std::rc::Rc;
 use rquickjs::function::Rest;
 use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Promise, Value};
 
+use cove_caps::app_metrics::{self, Metric};
 use cove_caps::cap::{self, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
@@ -323,6 +324,43 @@ pub(crate) fn install<'js>(
         objects.set(name, module(ctx, host, kv, spec)?)?;
     }
     Ok(())
+}
+
+/// `hull:metrics`: `counter/gauge/histogram`, one function per kind of
+/// `app_metrics::KINDS`, each returning an object whose methods close over
+/// the metric (apps make their metrics once, at the top of a module).
+pub(crate) fn metrics_module<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let obj = Object::new(ctx.clone())?;
+    for def in app_metrics::KINDS {
+        let kind = def.kind;
+        let make = Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, args: Rest<Value<'js>>| -> rquickjs::Result<Object<'js>> {
+                let args = args_of(&args.0)?;
+                let metric =
+                    Rc::new(Metric::new(kind, &args, Runtime::Js).map_err(|e| throw(&ctx, &e))?);
+                let o = Object::new(ctx.clone())?;
+                for m in kind.def().methods {
+                    let metric = metric.clone();
+                    let f = Function::new(
+                        ctx.clone(),
+                        move |ctx: Ctx<'js>, args: Rest<Value<'js>>| -> rquickjs::Result<()> {
+                            let args = args_of(&args.0)?;
+                            metric
+                                .call(m, &args, Runtime::Js)
+                                .map_err(|e| throw(&ctx, &e))
+                        },
+                    )?
+                    .with_name(m.name)?;
+                    o.set(m.name, f)?;
+                }
+                Ok(o)
+            },
+        )?
+        .with_name(def.name)?;
+        obj.set(def.name, make)?;
+    }
+    Ok(obj)
 }
 
 /// `console.log/info/debug/warn/error`: `log`'s functions (`console.log`

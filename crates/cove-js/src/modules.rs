@@ -316,6 +316,6 @@ mod catalog_tests {
             let private = cove_caps::api::module_by_js(name).is_some_and(|m| m.private);
             assert_eq!(private, name.starts_with(PRIVATE_PREFIX), "{name}");
         }
-        assert_eq!(builtins().count(), 11);
+        assert_eq!(builtins().count(), 12);
     }
 }

@@ -15,6 +15,7 @@ use std::ffi::c_int;
 
 use mlua::{Lua, MultiValue, Table, Value};
 
+use cove_caps::app_metrics::{self, Kind as MetricKind, Metric};
 use cove_caps::cap::{self, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::JobOutput;
@@ -264,7 +265,8 @@ pub(crate) fn required(lua: &Lua, name: &str) -> mlua::Result<Option<Table>> {
     }
 }
 
-/// Every capability module with a Lua global, as that global.
+/// Every capability module with a Lua global, as that global, and
+/// `metrics`.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     for spec in cap::modules() {
         let global = cove_caps::api::module_by_js(spec).and_then(|m| m.lua_global);
@@ -272,7 +274,74 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
             lua.globals().raw_set(global, module(lua, spec)?)?;
         }
     }
-    Ok(())
+    lua.globals().raw_set("metrics", metrics_module(lua)?)
+}
+
+/// A metric as a Lua value: a userdata whose metatable (one per kind,
+/// hence the kind in its type) indexes its kind's methods, made once per
+/// VM, so making a metric costs one small allocation.
+struct MetricObj<const K: u8>(Metric);
+
+const fn kind_of(k: u8) -> MetricKind {
+    match k {
+        0 => MetricKind::Counter,
+        1 => MetricKind::Gauge,
+        _ => MetricKind::Histogram,
+    }
+}
+
+impl<const K: u8> mlua::UserData for MetricObj<K> {
+    fn add_fields<F: mlua::UserDataFields<Self>>(fields: &mut F) {
+        fields.add_meta_field_with("__index", |lua| {
+            let def = kind_of(K).def();
+            let methods = lua.create_table()?;
+            for m in def.methods {
+                let f = raising(lua, move |lua, args| {
+                    let mut args = args.into_iter();
+                    let this = match args.next() {
+                        Some(Value::UserData(u)) => u,
+                        _ => {
+                            return Err(mlua::Error::runtime(format!(
+                                "{}.{}: call it as a method, with a colon (c:{}(...))",
+                                def.name, m.name, m.name
+                            )))
+                        }
+                    };
+                    let this = this.borrow::<MetricObj<K>>()?;
+                    let args = args_of(lua, args.collect())?;
+                    match this.0.call(m, &args, Runtime::Lua) {
+                        Ok(()) => Ok(MultiValue::new()),
+                        Err(e) => Err(mlua::Error::runtime(coded(lua, e))),
+                    }
+                })?;
+                methods.raw_set(m.name, f)?;
+            }
+            Ok(methods)
+        });
+        fields.add_meta_field("__name", kind_of(K).def().type_name);
+    }
+}
+
+/// `metrics.counter/gauge/histogram`, one function per kind of
+/// `app_metrics::KINDS`.
+fn metrics_module(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    for def in app_metrics::KINDS {
+        let kind = def.kind;
+        let f = raising(lua, move |lua, args| {
+            let args = args_of(lua, args)?;
+            let metric = Metric::new(kind, &args, Runtime::Lua)
+                .map_err(|e| mlua::Error::runtime(coded(lua, e)))?;
+            let obj = match kind {
+                MetricKind::Counter => lua.create_userdata(MetricObj::<0>(metric))?,
+                MetricKind::Gauge => lua.create_userdata(MetricObj::<1>(metric))?,
+                MetricKind::Histogram => lua.create_userdata(MetricObj::<2>(metric))?,
+            };
+            Ok(MultiValue::from_iter([Value::UserData(obj)]))
+        })?;
+        t.raw_set(def.name, f)?;
+    }
+    Ok(t)
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! `--metrics ADDR`: Prometheus text on a listener of its own, counting
-//! requests by route pattern, method and status class.
+//! requests by route pattern, method and status class; and the app's own
+//! metrics (`metrics.counter(...)`), in both runtimes.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 
-use crate::util::{run, Server};
+use crate::util::{both, run, Lang, Server};
 
 const LUA_APP: &str = r#"
 app.get("/tasks/:id", function(req, res) res:json({ id = req.params.id }) end)
@@ -291,3 +292,222 @@ fn cove_dev_serves_them_too_across_a_reload() {
         2.0
     );
 }
+
+/// The app metrics one app of each language records: made at load, used
+/// from handlers, labelled and not; `/bad` names a metric wrongly and
+/// `/flood` makes a series per request id.
+fn app_metrics_source(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Lua => {
+            r#"
+local signups = metrics.counter("signups", "Sign-ups by plan")
+local depth = metrics.gauge("queue_depth")
+local work = metrics.histogram("work_seconds", "Time spent working")
+app.get("/signup/:plan", function(req, res)
+  signups:inc(1, { plan = req.params.plan })
+  metrics.counter("signups"):inc()
+  depth:inc(5)
+  depth:dec()
+  work:observe(0.2, { step = 1 })
+  res:json({ ok = true })
+end)
+app.get("/set", function(req, res)
+  depth:set(42)
+  metrics.counter("bytes_total"):inc(10)
+  res:json({ ok = true })
+end)
+app.get("/bad", function(req, res)
+  metrics.counter("sign-ups"):inc() -- bad name
+  res:json({ ok = true })
+end)
+app.get("/flood", function(req, res)
+  for i = 1, 1001 do signups:inc(1, { id = i }) end
+  res:json({ ok = true })
+end)
+"#
+        }
+        Lang::Js => {
+            r#"
+import { app } from "hull:app";
+import { metrics } from "hull:metrics";
+const signups = metrics.counter("signups", "Sign-ups by plan");
+const depth = metrics.gauge("queue_depth");
+const work = metrics.histogram("work_seconds", "Time spent working");
+app.get("/signup/:plan", (req, res) => {
+  signups.inc(1, { plan: req.params.plan });
+  metrics.counter("signups").inc();
+  depth.inc(5);
+  depth.dec();
+  work.observe(0.2, { step: 1 });
+  res.json({ ok: true });
+});
+app.get("/set", (req, res) => {
+  depth.set(42);
+  metrics.counter("bytes_total").inc(10);
+  res.json({ ok: true });
+});
+app.get("/bad", (req, res) => {
+  metrics.counter("sign-ups").inc(); // bad name
+  res.json({ ok: true });
+});
+app.get("/flood", (req, res) => {
+  for (let i = 1; i <= 1001; i++) signups.inc(1, { id: i });
+  res.json({ ok: true });
+});
+"#
+        }
+    }
+}
+
+/// The line of `marker` in `source` (1-based).
+fn line_in(source: &str, marker: &str) -> usize {
+    source
+        .lines()
+        .position(|l| l.contains(marker))
+        .expect("marker")
+        + 1
+}
+
+fn app_metrics_are_exported(lang: Lang) {
+    let dir = tempfile::tempdir().unwrap();
+    let source = app_metrics_source(lang);
+    let file = format!("app.{}", lang.ext());
+    std::fs::write(dir.path().join(&file), source).unwrap();
+    // One worker: the gauge's arithmetic is then one series.
+    let s = Server::start(
+        &dir.path().join(&file),
+        &["--metrics", "127.0.0.1:0", "--workers", "1"],
+    );
+    for plan in ["pro", "pro", "free"] {
+        let r = s.get(&format!("/signup/{plan}"));
+        assert_eq!(r.status, 200, "{}\n{}", r.text(), s.log());
+    }
+    let (status, text) = fetch(metrics_port(&s), "/metrics");
+    assert_eq!(status, 200);
+    let m = parse(&text);
+    let signups = |want: &[(&str, &str)]| sum(&m, "app_signups_total", want);
+    assert_eq!(signups(&[("plan", "pro")]), 2.0, "{text}");
+    assert_eq!(signups(&[("plan", "free")]), 1.0, "{text}");
+    // The unlabelled series (worker only) took the other three.
+    assert_eq!(signups(&[]), 6.0, "{text}");
+    assert!(m.iter().filter(|s| s.name.starts_with("app_")).all(|s| s
+        .labels
+        .get("worker")
+        .map(String::as_str)
+        == Some("0")));
+    assert!(
+        text.contains("# HELP app_signups_total Sign-ups by plan"),
+        "{text}"
+    );
+    assert_eq!(sum(&m, "app_queue_depth", &[]), 12.0, "{text}");
+    assert_eq!(
+        sum(&m, "app_work_seconds_count", &[("step", "1")]),
+        3.0,
+        "{text}"
+    );
+    let total = sum(&m, "app_work_seconds_sum", &[("step", "1")]);
+    assert!((total - 0.6).abs() < 1e-9, "{text}");
+    // The server's buckets.
+    assert_eq!(sum(&m, "app_work_seconds_bucket", &[("le", "0.25")]), 3.0);
+    assert_eq!(sum(&m, "app_work_seconds_bucket", &[("le", "0.1")]), 0.0);
+
+    assert_eq!(s.get("/set").status, 200);
+    let m = scrape(&s);
+    assert_eq!(sum(&m, "app_queue_depth", &[]), 42.0);
+    // A name ending in _total is not given another.
+    assert_eq!(sum(&m, "app_bytes_total", &[]), 10.0);
+
+    // A bad name: a 500, the message at the script's line.
+    assert_eq!(s.get("/bad").status, 500);
+    let at = format!("{file}:{}:", line_in(source, "bad name"));
+    let log = s.wait_for_log("must match [a-zA-Z_]");
+    let line = log
+        .lines()
+        .find(|l| l.contains("must match [a-zA-Z_]"))
+        .unwrap();
+    assert!(line.contains(&at), "{at}: {line}");
+    assert!(
+        line.contains("metrics.counter: name \"sign-ups\" must match"),
+        "{line}"
+    );
+
+    // A label from input: the series stop at the bound, with an error.
+    assert_eq!(s.get("/flood").status, 500);
+    let log = s.wait_for_log("series, the most it may");
+    assert!(log.contains(&format!("{file}:")), "{log}");
+    let m = scrape(&s);
+    let made = m
+        .iter()
+        .filter(|s| s.name.starts_with("app_") && !s.name.contains("_bucket"))
+        .count();
+    assert!(made <= cove_caps::app_metrics::MAX_SERIES + 10, "{made}");
+    // What was made before still counts.
+    assert_eq!(sum(&m, "app_signups_total", &[("plan", "pro")]), 2.0);
+}
+
+/// Without --metrics the calls check their arguments and record nothing.
+fn app_metrics_without_metrics_are_checked_no_ops(lang: Lang) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("app.{}", lang.ext());
+    std::fs::write(dir.path().join(&file), app_metrics_source(lang)).unwrap();
+    let s = Server::start(&dir.path().join(&file), &[]);
+    assert_eq!(s.get("/signup/pro").status, 200, "{}", s.log());
+    assert_eq!(s.get("/set").status, 200);
+    // Nothing is recorded, so nothing is bounded.
+    assert_eq!(s.get("/flood").status, 200, "{}", s.log());
+    assert_eq!(s.get("/bad").status, 500);
+    s.wait_for_log("metrics.counter: name \"sign-ups\" must match");
+}
+
+/// `cove test`: the API is there and records nothing; a bad name fails the
+/// case as it would fail the request.
+fn app_metrics_under_cove_test(lang: Lang) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("app.{}", lang.ext());
+    std::fs::write(dir.path().join(&file), app_metrics_source(lang)).unwrap();
+    std::fs::create_dir(dir.path().join("tests")).unwrap();
+    let test = match lang {
+        Lang::Lua => {
+            r#"
+test("metrics are no-ops", function()
+  test.eq(test.get("/signup/pro").status, 200)
+  test.eq(test.get("/set").status, 200)
+  local c = metrics.counter("in_tests")
+  c:inc(2, { a = "b" })
+  test.err(function() c:inc(-1) end, "whole number")
+  test.err(function() metrics.gauge("bad name") end, "must match")
+  test.eq(test.get("/bad").status, 500)
+end)
+"#
+        }
+        Lang::Js => {
+            r#"
+import { metrics } from "hull:metrics";
+test("metrics are no-ops", () => {
+  test.eq(test.get("/signup/pro").status, 200);
+  test.eq(test.get("/set").status, 200);
+  const c = metrics.counter("in_tests");
+  c.inc(2, { a: "b" });
+  test.err(() => c.inc(-1), "whole number");
+  test.err(() => metrics.gauge("bad name"), "must match");
+  test.eq(test.get("/bad").status, 500);
+});
+"#
+        }
+    };
+    std::fs::write(
+        dir.path()
+            .join(format!("tests/test_metrics.{}", lang.ext())),
+        test,
+    )
+    .unwrap();
+    let out = run(&["test", dir.path().to_str().unwrap()]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("1/1 tests passed"), "{}", out.stdout);
+}
+
+both!(
+    app_metrics_are_exported,
+    app_metrics_without_metrics_are_checked_no_ops,
+    app_metrics_under_cove_test,
+);

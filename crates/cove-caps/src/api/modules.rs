@@ -23,6 +23,7 @@ pub fn modules() -> &'static [Module] {
             tables::kv(),
             tables::http(),
             io::smtp(),
+            tables::metrics(),
         ]);
         all.push(test::module());
         all.extend(stdlib::modules());

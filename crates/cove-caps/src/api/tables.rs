@@ -1,11 +1,12 @@
 //! The capabilities bound by a loop over their own tables (crypto, kv,
-//! http; crate::cap): their signatures here are read off those tables,
+//! http, metrics; crate::cap, crate::app_metrics): their signatures here are read off those tables,
 //! where each function is declared once with its names, parameters, result
 //! and doc (http's docs follow from each function's shape), so a function
 //! added there appears here, in the generated docs and editor types, and
 //! in both runtimes.
 
 use super::{opt, p, Module, Param, Sig, Ty};
+use crate::app_metrics;
 use crate::crypto::{self, Arg};
 use crate::http::{self, Shape};
 use crate::kv::{self, KvParam};
@@ -107,6 +108,55 @@ fn kv_param(k: KvParam) -> Param {
         KvParam::Ttl => opt("ttl", Ty::Num),
     }
 }
+
+/// `hull:metrics`: its functions and the types of the objects they return
+/// (their methods), read off [`app_metrics::KINDS`].
+pub(super) fn metrics() -> Module {
+    let mut functions = Vec::new();
+    let mut types = Vec::new();
+    for k in app_metrics::KINDS {
+        let ret = Ty::Named(k.type_name);
+        functions.push(Sig::both(k.name, METRIC_PARAMS, ret, k.doc));
+        let methods = leak(
+            k.methods
+                .iter()
+                .map(|m| {
+                    let params = if m.default_one {
+                        METHOD_PARAMS_N
+                    } else {
+                        METHOD_PARAMS_V
+                    };
+                    Sig::both(m.name, params, Ty::Nil, m.doc).method()
+                })
+                .collect(),
+        );
+        types.push(super::TypeDef {
+            name: k.type_name,
+            doc: leak(vec![format!(
+                "What metrics.{} returns; labels, if given, are a table/object of names to strings, numbers or booleans",
+                k.name
+            )])[0]
+                .as_str(),
+            fields: &[],
+            methods,
+        });
+    }
+    Module {
+        js: "hull:metrics",
+        lua_global: Some("metrics"),
+        lua_require: None,
+        native: true,
+        private: false,
+        default_export: false,
+        doc: "The app's own Prometheus metrics, served with Cove's on --metrics (app_<name>; no-ops without it)",
+        functions,
+        types: leak(types),
+    }
+}
+
+const METRIC_PARAMS: &[Param] = &[p("name", Ty::Str), opt("help", Ty::Str)];
+const METHOD_PARAMS_N: &[Param] = &[opt("n", Ty::Num), opt("labels", Ty::Record)];
+const METHOD_PARAMS_V: &[Param] = &[p("v", Ty::Num), opt("labels", Ty::Record)];
 
 const HTTP_RESPONSE: Ty = Ty::Named("HttpResponse");
 const OPTIONS: Ty = Ty::Named("HttpOptions");
