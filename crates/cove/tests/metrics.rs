@@ -434,7 +434,12 @@ fn app_metrics_are_exported(lang: Lang) {
     // A label from input: the series stop at the bound, with an error.
     assert_eq!(s.get("/flood").status, 500);
     let log = s.wait_for_log("series, the most it may");
-    assert!(log.contains(&format!("{file}:")), "{log}");
+    let line = log
+        .lines()
+        .find(|l| l.contains("series, the most it may"))
+        .unwrap();
+    let at = format!("{file}:{}:", line_in(source, "1001"));
+    assert!(line.contains(&at), "{at}: {line}");
     let m = scrape(&s);
     let made = m
         .iter()
