@@ -24,6 +24,8 @@ pub struct ServerConfig {
     pub ws: crate::WsLimits,
     /// SIGHUP reloads and takeovers (docs/operations.md, "Deploys").
     pub deploy: Deploy,
+    /// `--access-log`: one line per request (docs/operations.md).
+    pub access_log: Option<crate::access_log::AccessLog>,
 }
 
 /// How a new version replaces the running one.

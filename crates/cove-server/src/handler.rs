@@ -88,7 +88,7 @@ impl<A: App + 'static> ScriptHandler<A> {
             feed: RefCell::new(None),
             publisher: None,
             sockets: Sockets::new(config.ws.clone(), live, None),
-            observe: Observe::for_this_worker(),
+            observe: Observe::for_this_worker(config.access_log.as_ref()),
         }
     }
 

@@ -3,49 +3,78 @@
 //!
 //! Off (the default), a worker has no [`Observe`] and a request pays one
 //! branch at its start and one at its end. On, [`Observe::begin`] notes
-//! what the request's start says (boxed, so that the request's future stays
-//! the size it is without them), and [`Observe::end`] records it with the
-//! response: neither is inlined into the request path.
+//! what the request's start says and [`Observe::end`] records it with the
+//! response; the note lives in the request's future (an allocation would
+//! cost more than its bytes), and neither call is inlined into the
+//! request path.
 
 use std::net::SocketAddr;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use hyper::body::Body as _;
+use hyper::header::{HeaderName, HeaderValue, REFERER, USER_AGENT};
 use hyper::http::request::Parts;
 
 use cove_core::{HandlerId, RouteTable, ScriptError};
 
+use crate::access_log::{request_id, AccessLog, Entry, WorkerLog};
 use crate::convert::HttpResponse;
 use crate::metrics::{self, InFlight, RequestMetrics};
+
+static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// One worker's observers.
 pub(crate) struct Observe {
     metrics: Option<RequestMetrics>,
+    log: Option<WorkerLog>,
+    worker: usize,
 }
 
-/// A request being observed: what its start said. Held in the request's
-/// future (not boxed: an allocation would cost more than its bytes do).
+/// A request being observed: what its start said.
 pub(crate) struct Seen<'a> {
     at: Instant,
     /// The route that matched, if one did.
     pub(crate) route: Option<HandlerId>,
     _in_flight: Option<InFlight<'a>>,
+    /// For the access log: the headers it records, which the app takes
+    /// with the rest of the head.
+    heard: Option<Heard>,
+}
+
+struct Heard {
+    request_id: Option<HeaderValue>,
+    referer: Option<HeaderValue>,
+    user_agent: Option<HeaderValue>,
 }
 
 impl Observe {
-    /// This worker's observers, if any is on.
-    pub(crate) fn for_this_worker() -> Option<Box<Observe>> {
+    /// This worker's observers (`log` is the access log, if it is on), if
+    /// any is on.
+    pub(crate) fn for_this_worker(log: Option<&AccessLog>) -> Option<Box<Observe>> {
         let metrics = metrics::for_this_worker();
-        metrics.is_some().then(|| Box::new(Observe { metrics }))
+        if metrics.is_none() && log.is_none() {
+            return None;
+        }
+        let worker = cove_core::audit::context().worker.unwrap_or(0) as usize;
+        Some(Box::new(Observe {
+            metrics,
+            log: log.map(AccessLog::worker),
+            worker,
+        }))
     }
 
     /// A request with `head` has started.
     #[inline(never)]
-    pub(crate) fn begin(&self, _head: &Parts) -> Seen<'_> {
+    pub(crate) fn begin(&self, head: &Parts) -> Seen<'_> {
         Seen {
             at: Instant::now(),
             route: None,
             _in_flight: self.metrics.as_ref().map(RequestMetrics::start),
+            heard: self.log.as_ref().map(|_| Heard {
+                request_id: head.headers.get(&X_REQUEST_ID).cloned(),
+                referer: head.headers.get(REFERER).cloned(),
+                user_agent: head.headers.get(USER_AGENT).cloned(),
+            }),
         }
     }
 
@@ -56,22 +85,69 @@ impl Observe {
         &self,
         seen: &Seen<'_>,
         head: &Parts,
-        _peer: SocketAddr,
+        peer: SocketAddr,
         res: &mut HttpResponse,
         routes: &RouteTable,
         heap: impl FnOnce() -> usize,
     ) {
         let now = Instant::now();
+        let took = now.saturating_duration_since(seen.at);
         let status = res.status().as_u16();
         if let Some(m) = &self.metrics {
             if m.heap_due(now) {
                 m.set_heap(heap());
             }
-            let seconds = now.saturating_duration_since(seen.at).as_secs_f64();
-            m.finish(routes, seen.route, head.method.as_str(), status, seconds);
+            m.finish(
+                routes,
+                seen.route,
+                head.method.as_str(),
+                status,
+                took.as_secs_f64(),
+            );
         }
-        let _bytes = res.body().size_hint().exact();
-        let _ = SystemTime::now;
+        if let (Some(log), Some(heard)) = (&self.log, &seen.heard) {
+            self.log_line(log, heard, seen, head, peer, res, routes, took);
+        }
+    }
+
+    /// The access log's line for the request, and its id on the response.
+    #[allow(clippy::too_many_arguments)]
+    fn log_line(
+        &self,
+        log: &WorkerLog,
+        heard: &Heard,
+        seen: &Seen<'_>,
+        head: &Parts,
+        peer: SocketAddr,
+        res: &mut HttpResponse,
+        routes: &RouteTable,
+        took: Duration,
+    ) {
+        let id = request_id::for_request(heard.request_id.as_ref());
+        // The client's id goes back as it came; a made one is new bytes.
+        let echoed = match (&id, &heard.request_id) {
+            (request_id::RequestId::Client(_), Some(value)) => Some(value.clone()),
+            _ => HeaderValue::from_str(id.as_str()).ok(),
+        };
+        if let Some(value) = echoed {
+            res.headers_mut().insert(X_REQUEST_ID.clone(), value);
+        }
+        let entry = Entry {
+            time: SystemTime::now() - took,
+            remote: Some(peer),
+            method: head.method.as_str(),
+            target: head.uri.path_and_query().map_or("/", |p| p.as_str()),
+            version: head.version,
+            status: res.status().as_u16(),
+            bytes: res.body().size_hint().exact(),
+            duration: took,
+            route: seen.route.and_then(|id| routes.pattern(id)),
+            worker: self.worker,
+            request_id: id.as_str(),
+            referer: text(&heard.referer),
+            user_agent: text(&heard.user_agent),
+        };
+        log.log(&entry);
     }
 
     /// A request refused for its body's size (413).
@@ -89,4 +165,10 @@ impl Observe {
             m.errors(errors, method, path);
         }
     }
+}
+
+/// A header's value as text: UTF-8 kept (`HeaderValue::to_str` refuses
+/// anything but visible ASCII).
+fn text(value: &Option<HeaderValue>) -> Option<&str> {
+    std::str::from_utf8(value.as_ref()?.as_bytes()).ok()
 }

@@ -81,6 +81,12 @@ where
             },
         ))
     })?;
+    // SIGUSR1 reopens the access log (logrotate), registered before the
+    // workers start so that it never ends the process.
+    let reopen_log = match &config.access_log {
+        Some(log) => Some(rt.block_on(async { log.reopen_on_sigusr1() })?),
+        None => None,
+    };
     let bind_error = |error| ServerError::Bind {
         addr: config.addr,
         error,
@@ -205,6 +211,9 @@ where
         .map(Reloader::start)
         .transpose()?;
     tokio::task::LocalSet::new().block_on(&rt, async {
+        if let Some(reopen) = reopen_log {
+            tokio::spawn(reopen);
+        }
         if let Some(l) = redirect {
             log::info(&format!(
                 "redirecting http://{} to https",
@@ -254,6 +263,10 @@ where
             _ = sigterm.recv() => force_exit(),
         }
     });
+    // Every request answered has its line written before the process ends.
+    if let Some(log) = &config.access_log {
+        log.flush_and_stop();
+    }
     Ok(())
 }
 

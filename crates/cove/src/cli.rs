@@ -387,6 +387,24 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", env = "COVE_METRICS")]
     pub metrics: Option<std::net::SocketAddr>,
 
+    /// Write an access log: one line per request (client, request line,
+    /// status, bytes, request id, route pattern, duration, worker) to
+    /// `stdout` or FILE, appended; written off the request path by a thread
+    /// of its own, and reopened on SIGUSR1 (logrotate). See
+    /// docs/operations.md.
+    #[arg(long, value_name = "stdout|FILE", env = "COVE_ACCESS_LOG")]
+    pub access_log: Option<cove_server::access_log::Target>,
+
+    /// The access log's lines: `combined` (Apache/nginx's, Cove's fields
+    /// appended) or `json` (one object per line).
+    #[arg(
+        long,
+        value_name = "combined|json",
+        default_value = "combined",
+        env = "COVE_ACCESS_LOG_FORMAT"
+    )]
+    pub access_log_format: cove_server::access_log::Format,
+
     /// Tests only: once a thread has entered the sandbox, try OP (read=PATH,
     /// write=PATH, spawn=PATH, exec=PATH, connect=ADDR, bind=ADDR, udp) and
     /// print what the kernel answered (repeatable).

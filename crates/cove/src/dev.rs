@@ -49,7 +49,7 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
     config.dev_errors = Some(app.files.clone());
     // Before the database: a server that cannot listen leaves none behind.
     cove_server::check_addr(config.addr)?;
-    serve::start_observers(args, &config)?;
+    serve::start_observers(args, &mut config)?;
     let lock = WriteLock::default();
     let main_db = serve::open_main_db(args, &lock)?;
     // Group commit stays off in dev mode. During a reload a worker thread has

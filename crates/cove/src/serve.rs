@@ -97,12 +97,22 @@ pub(crate) fn shared_state(args: &ServeArgs) -> Result<Shared> {
 }
 
 /// Serve `app` until SIGINT/SIGTERM.
-/// `--metrics`: its listener and thread, before the sandbox (which they
-/// stay outside of: Landlock restricts the thread that enters it and the
-/// threads it starts later).
-pub(crate) fn start_observers(args: &ServeArgs, config: &cove_server::ServerConfig) -> Result<()> {
+/// `--metrics` and `--access-log`: the metrics listener and the access
+/// log's file and writer, each on a thread of its own started before the
+/// sandbox, which they stay outside of (Landlock restricts the thread that
+/// enters it and the threads it starts later): the writer can reopen its
+/// path after a rotation.
+pub(crate) fn start_observers(
+    args: &ServeArgs,
+    config: &mut cove_server::ServerConfig,
+) -> Result<()> {
     if let Some(at) = args.metrics {
         cove_server::metrics::start(at, config.addr)?;
+    }
+    if let Some(target) = &args.access_log {
+        let log = cove_server::access_log::AccessLog::open(target.clone(), args.access_log_format)
+            .map_err(|e| anyhow!("--access-log {target}: {e}"))?;
+        config.access_log = Some(log);
     }
     Ok(())
 }
@@ -125,7 +135,7 @@ pub fn run_verified(
     if !cove_server::inherits_listeners(&config.deploy) {
         cove_server::check_addr(config.addr)?;
     }
-    start_observers(args, &config)?;
+    start_observers(args, &mut config)?;
     // The kernel sandbox, before anything loads: no exec or fork from here.
     let sandbox = crate::sandbox::Sandbox::start(args, &app)?;
     // And the app must load before its database is created or migrated.
@@ -299,6 +309,7 @@ pub(crate) fn server_config(args: &ServeArgs, app: &AppSource) -> Result<ServerC
                 .or_else(|| args.takeover.clone()),
             take_over: args.takeover.clone(),
         },
+        access_log: None,
     })
 }
 
@@ -383,6 +394,7 @@ pub fn baseline(args: &BaselineArgs) -> Result<()> {
         protocols: Protocols::default(),
         ws: Default::default(),
         deploy: Default::default(),
+        access_log: None,
     };
     cove_server::serve(&config, |_| Ok(Baseline))?;
     Ok(())

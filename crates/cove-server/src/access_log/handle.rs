@@ -27,6 +27,14 @@ struct Inner {
     join: Mutex<Option<JoinHandle<()>>>,
 }
 
+impl std::fmt::Debug for AccessLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccessLog")
+            .field("format", &self.format())
+            .finish_non_exhaustive()
+    }
+}
+
 impl AccessLog {
     /// Open `target` (appending; a file is created `rw-r-----`) and start
     /// the writer thread, `cove-access-log`.

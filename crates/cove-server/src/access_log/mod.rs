@@ -70,6 +70,15 @@ pub enum Target {
     File(PathBuf),
 }
 
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Stdout => f.write_str("stdout"),
+            Target::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("empty access log target (expected stdout or a file path)")]
 pub struct EmptyTarget;
