@@ -3,6 +3,7 @@
 
 mod util;
 
+mod access_log;
 mod api_catalog;
 mod api_fixes;
 mod architecture;
