@@ -198,14 +198,31 @@ fn tls_target(run: &Run) -> Target {
     );
     let cove = cell(run, Table::Tls, "cove-lua-tls", "json", None);
     let nginx = cell(run, Table::Tls, "nginx-lua-tls", "json", None);
-    let (Some(c), Some(n)) = (cove, nginx) else {
+    cpu_ratio_target(run, what, cove, nginx, limit, 1)
+}
+
+/// `a`'s CPU/request ÷ `b`'s (same-round ratio, median over rounds) ≤
+/// `limit`, shown with `digits` decimals.
+fn cpu_ratio_target(
+    run: &Run,
+    what: String,
+    a: Option<&Cell>,
+    b: Option<&Cell>,
+    limit: f64,
+    digits: usize,
+) -> Target {
+    let (Some(a), Some(b)) = (a, b) else {
         return not_run(what);
     };
     let cpu = |c: &Cell| summarize_cell(run, c).cpu_us.map(|q| q.median);
-    match (same_round_ratio(c, n), cpu(c), cpu(n)) {
-        (Some(q), Some(a), Some(b)) => Target {
+    match (same_round_ratio(a, b), cpu(a), cpu(b)) {
+        (Some(q), Some(x), Some(y)) => Target {
             what,
-            measured: format!("{q:.2}× ({a:.1} vs {b:.1} µs)"),
+            measured: format!(
+                "{q:.ratio$}× ({x:.cpu$} vs {y:.cpu$} µs)",
+                ratio = digits + 1,
+                cpu = digits
+            ),
             verdict: verdict(q <= limit),
         },
         _ => not_run(what),
@@ -225,18 +242,7 @@ fn observed_targets(run: &Run) -> Vec<Target> {
             );
             let on = cell(run, Table::Hello, &format!("{server}-obs"), "json", None);
             let off = cell(run, Table::Hello, server, "json", None);
-            let (Some(on), Some(off)) = (on, off) else {
-                return not_run(what);
-            };
-            let cpu = |c: &Cell| summarize_cell(run, c).cpu_us.map(|q| q.median);
-            match (same_round_ratio(on, off), cpu(on), cpu(off)) {
-                (Some(q), Some(a), Some(b)) => Target {
-                    what,
-                    measured: format!("{q:.3}× ({a:.2} vs {b:.2} µs)"),
-                    verdict: verdict(q <= limit),
-                },
-                _ => not_run(what),
-            }
+            cpu_ratio_target(run, what, on, off, limit, 2)
         })
         .collect()
 }

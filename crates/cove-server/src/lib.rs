@@ -24,6 +24,7 @@ mod observe;
 mod reject;
 mod reload;
 mod serve;
+mod side_listener;
 mod static_files;
 mod timeouts;
 mod tls;

@@ -49,7 +49,8 @@ struct Heard {
 
 impl Heard {
     /// One pass over the head's few headers: three lookups, each hashing
-    /// its name, cost ~280 instructions (measured), a walk a third of it.
+    /// its name, made `begin` cost 525 instructions, the walk 167
+    /// (measured, both logs and metrics on).
     fn of(head: &Parts) -> Heard {
         let mut heard = Heard {
             request_id: None,

@@ -1,15 +1,10 @@
 //! The metrics listener: `/metrics` in Prometheus text format, `/` the
 //! dashboard that charts it, `/errors` the last handler errors as JSON.
 
-use std::convert::Infallible;
-
 use bytes::Bytes;
 use hyper::header::{
     HeaderValue, CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
 };
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use cove_core::log;
@@ -17,17 +12,11 @@ use cove_core::log;
 use super::clocks::sample_workers;
 use super::UPKEEP;
 use crate::config::HttpLimits;
-use crate::io::Io;
-use crate::timeouts::Timed;
 use crate::Body;
 
 /// Answer `/`, `/metrics` and `/errors` on `listener` until the process
-/// ends; and fold the histograms' samples every [`UPKEEP`].
-///
-/// Served over the app's HTTP/1.1 stream and body types, as the HTTPS
-/// redirect is: a second instantiation of hyper's connection would stop
-/// its head parser and encoder from being inlined into the app's, and
-/// every app request would pay ~300 instructions (measured; io.rs).
+/// ends (crate::side_listener says why not on hyper's own types); and
+/// fold the histograms' samples every [`UPKEEP`].
 pub(super) fn serve(listener: std::net::TcpListener, handle: PrometheusHandle) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -49,28 +38,8 @@ pub(super) fn serve(listener: std::net::TcpListener, handle: PrometheusHandle) {
                 upkeep.run_upkeep();
             }
         });
-        let limits = HttpLimits::default();
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                continue;
-            };
-            let stream = Timed::new(Io::Plain(stream), &limits);
-            let activity = stream.activity();
-            let handle = handle.clone();
-            let service = service_fn(move |req| {
-                activity.busy();
-                let res = answer(&handle, &req);
-                activity.answered();
-                async move { Ok::<_, Infallible>(res) }
-            });
-            let conn = http1::Builder::new()
-                .header_read_timeout(None)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::task::spawn_local(async move {
-                let _ = conn.await;
-            });
-        }
+        let answer = move |req: &hyper::Request<_>| answer(&handle, req);
+        crate::side_listener::serve(listener, HttpLimits::default(), answer).await;
     });
 }
 

@@ -1,20 +1,14 @@
 //! `--redirect-http PORT`: plain HTTP answered with a 308 to the same URL
 //! over HTTPS, so `http://example.com/x` lands on `https://example.com/x`.
 
-use std::convert::Infallible;
 use std::net::TcpListener as StdListener;
 
 use bytes::Bytes;
 use hyper::header::{HeaderValue, HOST, LOCATION};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use crate::config::HttpLimits;
-use crate::io::Io;
-use crate::timeouts::Timed;
 use crate::Body;
 
 /// Where a request for `host` and `target` goes over HTTPS on `https_port`;
@@ -59,33 +53,13 @@ fn answer(req: &Request<hyper::body::Incoming>, https_port: u16) -> Response<Bod
 }
 
 /// Answer every request on `listener` with a redirect to `https_port`,
-/// until the task is dropped; in a `LocalSet` (the main thread's). Served over the same stream and body types
-/// as the app's HTTP/1.1 (io.rs says why one instantiation matters), with
-/// the same header and idle timeouts.
+/// until the task is dropped; in a `LocalSet` (the main thread's), with the
+/// app's header and idle timeouts.
 pub(crate) async fn serve(listener: StdListener, https_port: u16, limits: HttpLimits) {
     let Ok(listener) = TcpListener::from_std(listener) else {
         return;
     };
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            continue;
-        };
-        let stream = Timed::new(Io::Plain(stream), &limits);
-        let activity = stream.activity();
-        let service = service_fn(move |req| {
-            activity.busy();
-            let res = answer(&req, https_port);
-            activity.answered();
-            async move { Ok::<_, Infallible>(res) }
-        });
-        let conn = http1::Builder::new()
-            .header_read_timeout(None)
-            .serve_connection(TokioIo::new(stream), service);
-        tokio::task::spawn_local(async move {
-            let _ = conn.await;
-        });
-    }
+    crate::side_listener::serve(listener, limits, move |req| answer(req, https_port)).await;
 }
 
 #[cfg(test)]
