@@ -9,7 +9,7 @@ use std::thread::{JoinHandle, Thread};
 
 use super::entry::Entry;
 use super::format::Memo;
-use super::writer::{self, lock, Output, Pending, Shared, Slot, HANDOFF, MAX_PENDING};
+use super::writer::{self, lock, Output, Pending, Shared, Slot, HANDOFF, MAX_PENDING, START};
 use super::{format, Format, Target};
 
 /// The access log: its file and the thread that writes it. Clones share
@@ -69,7 +69,7 @@ impl AccessLog {
     pub fn worker(&self) -> WorkerLog {
         let format = self.inner.shared.format;
         let slot = Arc::new(Slot(Mutex::new(Pending {
-            buf: Vec::with_capacity(HANDOFF * 2),
+            buf: Vec::with_capacity(START),
             memo: Memo::new(format),
             nudged: false,
             closed: false,
