@@ -125,6 +125,9 @@ fn requests_are_counted(file: &str, source: &str) {
     assert_eq!(r.status, 413);
     let r = s.request("POST", "/body", &[], Some(&[b'x'; 10]));
     assert_eq!(r.status, 200);
+    // A keep-alive connection held open while the metrics are scraped.
+    let mut held = s.conn();
+    assert_eq!(held.request("GET", "/tasks/3", &[], None).status, 200);
 
     let m = scrape(&s);
     let requests = |route, method, status| {
@@ -134,7 +137,9 @@ fn requests_are_counted(file: &str, source: &str) {
             &[("route", route), ("method", method), ("status", status)],
         )
     };
-    assert_eq!(requests("/tasks/:id", "GET", "2xx"), 2.0);
+    assert_eq!(requests("/tasks/:id", "GET", "2xx"), 3.0);
+    // The held connection, not the scrape's own (the metrics' port).
+    assert!(sum(&m, "cove_open_connections", &[]) >= 1.0);
     assert_eq!(requests("/boom", "GET", "5xx"), 1.0);
     assert_eq!(requests("/spin", "GET", "5xx"), 1.0);
     assert_eq!(requests("/body", "POST", "2xx"), 1.0);
@@ -151,7 +156,7 @@ fn requests_are_counted(file: &str, source: &str) {
             "cove_request_duration_seconds_count",
             &[("route", "/tasks/:id")]
         ),
-        2.0
+        3.0
     );
     assert!(
         sum(

@@ -25,6 +25,7 @@ mod clocks;
 mod recent;
 mod request;
 mod serve;
+mod sockets;
 
 pub(crate) use request::{for_this_worker, InFlight, RequestMetrics};
 
@@ -91,6 +92,7 @@ pub fn start(addr: SocketAddr, app: SocketAddr) -> Result<SocketAddr, MetricsErr
     let handle = recorder.handle();
     metrics::set_global_recorder(recorder).map_err(|e| MetricsError::Install(e.to_string()))?;
     let _ = HANDLE.set(handle.clone());
+    sockets::METRICS_PORT.store(local.port(), std::sync::atomic::Ordering::Relaxed);
     describe();
     metrics::gauge!("cove_build_info", "version" => env!("CARGO_PKG_VERSION")).set(1.0);
     cove_core::telemetry::enable();
@@ -137,6 +139,10 @@ fn describe() {
         "cove_vm_heap_bytes",
         Unit::Bytes,
         "Bytes the worker's script VM heap holds (sampled at most once a second)."
+    );
+    describe_gauge!(
+        "cove_open_connections",
+        "Established TCP connections to the app's ports (read from /proc when scraped)."
     );
     describe_gauge!(
         "cove_live_connections",

@@ -84,6 +84,7 @@ fn answer<B>(handle: &PrometheusHandle, req: &hyper::Request<B>) -> hyper::Respo
             200,
             {
                 sample_workers();
+                super::sockets::sample();
                 handle.render().into()
             },
             "text/plain; version=0.0.4; charset=utf-8",
