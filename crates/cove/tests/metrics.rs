@@ -239,8 +239,8 @@ fn the_apps_own_address_is_refused() {
     assert!(!db.exists());
 }
 
-#[test]
-fn database_and_kv_are_counted() {
+/// An app folder whose migration makes an `items` table.
+pub(crate) fn with_items_table() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("migrations")).unwrap();
     std::fs::write(
@@ -248,6 +248,12 @@ fn database_and_kv_are_counted() {
         "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT);",
     )
     .unwrap();
+    dir
+}
+
+#[test]
+fn database_and_kv_are_counted() {
+    let dir = with_items_table();
     let app = r#"
 local kv = require("hull.kv")
 app.post("/items", function(req, res)

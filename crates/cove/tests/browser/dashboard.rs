@@ -66,13 +66,7 @@ fn dashboard_in_chromium() {
         return;
     };
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("migrations")).unwrap();
-    std::fs::write(
-        dir.path().join("migrations/001_items.sql"),
-        "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT);",
-    )
-    .unwrap();
+    let dir = crate::metrics::with_items_table();
     let app = dir.path().join("app.lua");
     std::fs::write(&app, APP).unwrap();
     let raised_at = format!("app.lua:{}", line_of(&app, "-- raised here"));
