@@ -13,6 +13,7 @@ mod files;
 pub mod io;
 mod job;
 mod limits;
+pub mod location;
 pub mod log;
 mod pipeline;
 mod query;

@@ -3,7 +3,7 @@
 
 use cove_core::AppFiles;
 
-use super::location::Location;
+use cove_core::location::Location;
 
 /// Lines shown before and after the failing one.
 pub(crate) const CONTEXT: usize = 5;

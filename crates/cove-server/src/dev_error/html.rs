@@ -105,8 +105,8 @@ pub(crate) fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::excerpt::Line;
-    use super::super::location::Location;
     use super::*;
+    use cove_core::location::Location;
 
     #[test]
     fn escapes_markup_and_quotes() {

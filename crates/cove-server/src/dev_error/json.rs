@@ -35,9 +35,9 @@ pub(crate) fn body(report: &Report<'_>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::super::excerpt::Line;
-    use super::super::location::Location;
     use super::super::Place;
     use super::*;
+    use cove_core::location::Location;
 
     #[test]
     fn names_the_innermost_place_with_its_lines() {

@@ -8,12 +8,11 @@ mod accept;
 mod excerpt;
 mod html;
 mod json;
-mod location;
 
 use cove_core::{AppFiles, Exchange};
 
+use cove_core::location::{self, Location};
 use excerpt::Line;
-use location::Location;
 
 /// Turns a script error's 500 into the error page; holds the app's files,
 /// where the source lines are read from.

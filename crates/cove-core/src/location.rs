@@ -5,7 +5,7 @@
 
 /// A place in an app file: `app.lua:12`, `templates/p.html:2:6`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Location {
+pub struct Location {
     /// As the error names it: relative to the app directory.
     pub file: String,
     /// 1-based.
@@ -25,7 +25,7 @@ impl std::fmt::Display for Location {
 
 /// An error message taken apart.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Parsed<'a> {
+pub struct Parsed<'a> {
     /// Outermost first: the handler's line, then the template's.
     pub locations: Vec<Location>,
     /// What follows the last place (`TypeError: x is not a function`); the
@@ -36,7 +36,7 @@ pub(crate) struct Parsed<'a> {
 /// Read the places off the front of `text`. They come first, separated by
 /// `: `, possibly with a function name between them (`template.render`);
 /// the first segment that is neither (it has a space in it) ends them.
-pub(crate) fn parse(text: &str) -> Parsed<'_> {
+pub fn parse(text: &str) -> Parsed<'_> {
     let mut locations = Vec::new();
     let mut message = text;
     let mut rest = text;
