@@ -70,6 +70,20 @@ cove migrate new add_tags"
     Routes(RoutesArgs),
     /// Inspect the app's database: schema or a query, as JSON.
     Db(DbArgs),
+    /// Send one HTTP request to the running `cove dev` server; the response as JSON.
+    #[command(
+        after_help = "The port is -p, else the one in <app>/.cove/dev.json (written by `cove dev`), \
+else 3000.\n\nExamples:\n  cove request GET /tasks\n  \
+cove request POST /tasks -H 'Content-Type: application/json' -d '{\"title\":\"x\"}'"
+    )]
+    Request(RequestArgs),
+    /// Serve the app's tools to a coding agent over the Model Context Protocol (stdio, or --http).
+    #[command(
+        after_help = "Attaches to the app's running `cove dev` server, or starts one and stops it \
+when the session ends. See docs/agents.md.\n\nExamples:\n  claude mcp add cove -- cove mcp /path/to/app\n  \
+cove mcp --http 127.0.0.1:8765 blog"
+    )]
+    Mcp(McpArgs),
     /// Write the editor types (TypeScript declarations, LuaLS annotations) into the app's .cove/types/, and an editor config if it has none.
     Types(TypesArgs),
     /// Serve `Hello World!` on /hello and a fixed JSON body elsewhere, with no script: the benchmark's HTTP baseline.
@@ -251,6 +265,45 @@ pub enum DbCommand {
         #[arg(short, long)]
         db: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    /// HTTP method (GET, POST, …).
+    pub method: String,
+    /// Path and query, e.g. /tasks?done=1.
+    pub path: String,
+    /// A request header `Name: value` (repeatable).
+    #[arg(short = 'H', long, value_name = "HEADER")]
+    pub header: Vec<String>,
+    /// The request body.
+    #[arg(short, long, value_name = "BODY")]
+    pub data: Option<String>,
+    /// Port of the server on 127.0.0.1.
+    #[arg(short, long)]
+    pub port: Option<u16>,
+    /// App directory whose .cove/dev.json names the port (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub app: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// App directory (default: the current directory).
+    pub app: Option<PathBuf>,
+    /// Port for the `cove dev` server it starts when none is running (0: a free one).
+    #[arg(short, long, default_value_t = 0)]
+    pub port: u16,
+    /// Database file of that server (default: data.db in the app directory).
+    #[arg(short, long)]
+    pub db: Option<PathBuf>,
+    /// Let the `query` tool run statements that change the database.
+    #[arg(long)]
+    pub allow_writes: bool,
+    /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio
+    /// (a loopback address: the endpoint has no authentication).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Args)]

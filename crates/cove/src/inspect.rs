@@ -35,7 +35,7 @@ pub fn db(args: &DbArgs) -> Result<i32> {
 }
 
 /// Prints the result (or `{"error": …}`) as one line; returns the exit code.
-fn emit(result: Result<Json>) -> i32 {
+pub(crate) fn emit(result: Result<Json>) -> i32 {
     match result {
         Ok(v) => {
             println!("{v}");
@@ -100,7 +100,7 @@ fn routes_app(args: &RoutesArgs) -> Result<AppSource> {
     })
 }
 
-fn routes_json(args: &RoutesArgs) -> Result<Json> {
+pub(crate) fn routes_json(args: &RoutesArgs) -> Result<Json> {
     let app = routes_app(args)?;
     let db = memory_with_migrations(&app.files)?;
     cove_caps::time::start_clock();
@@ -158,7 +158,7 @@ fn open_db(dir: Option<&Path>, db: Option<&Path>, write: bool) -> Result<Db> {
     }
 }
 
-fn schema_json(dir: Option<&Path>, db: Option<&Path>) -> Result<Json> {
+pub(crate) fn schema_json(dir: Option<&Path>, db: Option<&Path>) -> Result<Json> {
     let tables = open_db(dir, db, false)?.schema()?;
     Ok(json!({ "tables": tables.iter().map(table_value).collect::<Vec<_>>() }))
 }
@@ -187,12 +187,21 @@ fn table_value(table: &TableInfo) -> Json {
     json!({ "name": table.name, "columns": columns })
 }
 
-fn query_json(sql: &str, write: bool, dir: Option<&Path>, db: Option<&Path>) -> Result<Json> {
+/// The start of the message that refuses a write without `--write`; `cove
+/// mcp` words the rest for its own flag.
+pub(crate) const WRITE_REFUSED: &str = "the statement may change the database";
+
+pub(crate) fn query_json(
+    sql: &str,
+    write: bool,
+    dir: Option<&Path>,
+    db: Option<&Path>,
+) -> Result<Json> {
     let mut db = open_db(dir, db, write)?;
     // Checked before running so a read-only look never writes, even to an
     // in-memory database, and the message says how to allow it.
     if !write && db.statement_writes(sql)? {
-        bail!("the statement may change the database; pass --write to run it");
+        bail!("{WRITE_REFUSED}; pass --write to run it");
     }
     let result = db.query_all(sql)?;
     let rows: Vec<Json> = result
@@ -221,7 +230,7 @@ fn value_json(v: &Value) -> Json {
 }
 
 /// Standard base64 with padding (RFC 4648 §4).
-fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {

@@ -9,9 +9,11 @@ mod dev;
 mod editor_types;
 mod inspect;
 mod leave_out;
+mod mcp;
 mod migrate;
 mod new;
 mod pack;
+mod request;
 mod sandbox;
 mod scratch;
 mod serve;
@@ -67,6 +69,8 @@ fn main() {
         Some(Command::Inspect(args)) => sign::inspect(&args),
         Some(Command::Routes(args)) => inspect::routes(&args),
         Some(Command::Db(args)) => inspect::db(&args),
+        Some(Command::Request(args)) => request::run(&args),
+        Some(Command::Mcp(args)) => mcp::run(&args),
         Some(Command::Types(args)) => editor_types::run(args.dir.as_deref()),
         Some(Command::Baseline(args)) => serve::baseline(&args).map(|()| 0),
         None => sign::unbuilt(&cli.serve).and_then(|()| serve::run(&cli.serve).map(|()| 0)),

@@ -1,0 +1,317 @@
+//! The MCP tools. Each returns one JSON text; a failure is a tool result
+//! with `isError` (MCP's way for errors the agent should read and act on),
+//! its text naming file:line where the underlying error does.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router, ErrorData as McpError};
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+
+use super::dev_link::{cove_file, dev_json};
+use super::{events, CoveMcp, Ctx};
+use crate::cli::{RoutesArgs, Runtime};
+use crate::inspect::{query_json, routes_json, schema_json, WRITE_REFUSED};
+
+/// How long `reload` and `migrate` wait for the dev server's answer.
+const RELOAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct QueryParams {
+    /// One SQL statement, e.g. `SELECT * FROM items LIMIT 10`.
+    pub sql: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RequestParams {
+    /// GET, POST, PUT, DELETE, …
+    pub method: String,
+    /// Path and query, e.g. `/items?done=1`.
+    pub path: String,
+    /// Request headers, e.g. {"Content-Type": "application/json"}.
+    pub headers: Option<BTreeMap<String, String>>,
+    /// The request body (text; JSON as a string).
+    pub body: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct TestParams {
+    /// Only this test file, e.g. `tests/test_items.lua` (default: all).
+    pub file: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct LogParams {
+    /// How many of the last events to return (default 100).
+    pub lines: Option<usize>,
+    /// Only events of this kind: started, reloaded, reload_failed,
+    /// request_error, migrated, log, stopped.
+    pub event: Option<String>,
+}
+
+/// Runs `f` off the async runtime (it blocks: files, sockets, SQLite,
+/// subprocesses) and turns its outcome into a tool result.
+async fn blocking(
+    ctx: &Arc<Ctx>,
+    f: impl FnOnce(&Ctx) -> Result<Json> + Send + 'static,
+) -> Result<CallToolResult, McpError> {
+    let ctx = ctx.clone();
+    let outcome = tokio::task::spawn_blocking(move || f(&ctx))
+        .await
+        .map_err(|e| McpError::internal_error(format!("tool panicked: {e}"), None))?;
+    Ok(match outcome {
+        Ok(v) => CallToolResult::success(vec![ContentBlock::text(v.to_string())]),
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("{e:#}"))]),
+    })
+}
+
+#[tool_router(vis = "pub(super)")]
+impl CoveMcp {
+    #[tool(
+        description = "List the app's routes and middleware (method, pattern, phase) in the order a request meets them."
+    )]
+    async fn routes(&self) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, |ctx| {
+            let runtime = dev_json(&ctx.dir).and_then(|d| match d["runtime"].as_str() {
+                Some("js") => Some(Runtime::Js),
+                Some("lua") => Some(Runtime::Lua),
+                _ => None,
+            });
+            routes_json(&RoutesArgs {
+                dir: Some(ctx.dir.clone()),
+                runtime,
+            })
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Tables and columns (type, notnull, default, pk) of the app's dev database."
+    )]
+    async fn schema(&self) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, |ctx| schema_json(Some(&ctx.dir), ctx.db_file())).await
+    }
+
+    #[tool(
+        description = "Run one SQL statement on the app's dev database; returns columns and rows. Read-only unless the server was started with --allow-writes."
+    )]
+    async fn query(
+        &self,
+        Parameters(p): Parameters<QueryParams>,
+    ) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, move |ctx| {
+            query_json(&p.sql, ctx.allow_writes, Some(&ctx.dir), ctx.db_file()).map_err(|e| {
+                if e.to_string().starts_with(WRITE_REFUSED) {
+                    anyhow!(
+                        "{WRITE_REFUSED}, and this MCP server is read-only: restart it with \
+                         `cove mcp --allow-writes` to allow writes"
+                    )
+                } else {
+                    e
+                }
+            })
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Send an HTTP request to the app through its dev server (middleware, limits and sandbox apply); returns status, headers and body (parsed when JSON), plus the script error with file:line on a 500."
+    )]
+    async fn request(
+        &self,
+        Parameters(p): Parameters<RequestParams>,
+    ) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, move |ctx| {
+            let port = ctx.link.lock().map_err(|_| anyhow!("poisoned"))?.port()?;
+            let headers: Vec<(String, String)> =
+                p.headers.unwrap_or_default().into_iter().collect();
+            let since = events::now_ms();
+            let mut response = crate::request::send(
+                port,
+                &p.method,
+                &p.path,
+                &headers,
+                p.body.as_deref().map(str::as_bytes),
+            )?;
+            if response["status"].as_u64().is_some_and(|s| s >= 500) {
+                // dev appends the event as it answers; give the write a moment.
+                let error = events::wait_for(
+                    &ctx.dir,
+                    since,
+                    &["request_error"],
+                    Duration::from_millis(500),
+                );
+                if let Some(e) = error.and_then(|mut es| es.pop()) {
+                    response["error"] = e;
+                }
+            }
+            Ok(response)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Run the app's tests (tests/test_*.lua, .js, .ts), or only one file; returns each test's result as JSON."
+    )]
+    async fn run_tests(
+        &self,
+        Parameters(p): Parameters<TestParams>,
+    ) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, move |ctx| run_tests(ctx, p.file.as_deref())).await
+    }
+
+    #[tool(
+        description = "The dev server's last events (started, reloaded, reload_failed, request_error, migrated, log, stopped), oldest first; optionally only one kind."
+    )]
+    async fn logs(&self, Parameters(p): Parameters<LogParams>) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, move |ctx| {
+            let events = events::tail(&ctx.dir, p.lines.unwrap_or(100), p.event.as_deref());
+            Ok(json!({ "events": events }))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "The app's current error (a failed load or a failing request, with file:line), or null, and the recent errors."
+    )]
+    async fn errors(&self) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, |ctx| {
+            let last = fs::read_to_string(cove_file(&ctx.dir, "last_error.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<Json>(&t).ok());
+            let mut recent: Vec<Json> = events::all(&ctx.dir)
+                .into_iter()
+                .filter(|e| e["event"] == "request_error" || e["event"] == "reload_failed")
+                .collect();
+            recent.drain(..recent.len().saturating_sub(20));
+            Ok(json!({ "last_error": last, "recent": recent }))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Reload the app now (pending migrations are applied first); returns the reloaded event, or the error with file:line."
+    )]
+    async fn reload(&self) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, |ctx| {
+            let (done, migrated) = request_reload(ctx)?;
+            Ok(json!({ "result": done, "migrated": migrated }))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Apply the app's pending migrations (migrations/*.sql) to the dev database; returns the names applied."
+    )]
+    async fn migrate(&self) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, |ctx| {
+            let (_, migrated) = request_reload(ctx)?;
+            if migrated.is_empty() {
+                return Ok(json!({ "applied": [], "message": "already up to date" }));
+            }
+            Ok(json!({ "applied": migrated }))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Whether the app's dev server is running, and its port, URL, pid, runtime and entry file."
+    )]
+    async fn status(&self) -> Result<CallToolResult, McpError> {
+        blocking(&self.ctx, |ctx| {
+            let link = ctx.link.lock().map_err(|_| anyhow!("poisoned"))?;
+            Ok(json!({
+                "running": link.port().is_ok(),
+                "started_by_mcp": link.started_here(),
+                "app": ctx.dir,
+                "dev": dev_json(&ctx.dir),
+            }))
+        })
+        .await
+    }
+}
+
+/// `cove test --json [--file F] DIR` in a child process: a test that
+/// crashes or hangs its VM does not take the MCP server with it.
+fn run_tests(ctx: &Ctx, file: Option<&str>) -> Result<Json> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args(["test", "--json"]);
+    if let Some(file) = file {
+        cmd.args(["--file", file]);
+    }
+    let out = cmd
+        .arg(&ctx.dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .context("running `cove test`")?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let results: Vec<Json> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let code = out.status.code();
+    if results.is_empty() {
+        bail!(
+            "`cove test` printed no results (exit {code:?}): {}{}",
+            String::from_utf8_lossy(&out.stderr).trim(),
+            stdout.trim()
+        );
+    }
+    Ok(json!({ "exit_code": code, "passed": out.status.success(), "results": results }))
+}
+
+/// Ask the dev server to reload (`.cove/reload`) and wait for the outcome:
+/// the `reloaded` event and the migrations applied before it, or an error
+/// naming file:line from a `reload_failed` event.
+fn request_reload(ctx: &Ctx) -> Result<(Json, Vec<Json>)> {
+    if !ctx.link.lock().map_err(|_| anyhow!("poisoned"))?.running() {
+        bail!("no `cove dev` is running for {}", ctx.dir.display());
+    }
+    let since = events::now_ms();
+    fs::create_dir_all(ctx.dir.join(".cove"))?;
+    fs::write(cove_file(&ctx.dir, "reload"), "").context("writing .cove/reload")?;
+    let events = events::wait_for(
+        &ctx.dir,
+        since,
+        &["reloaded", "reload_failed"],
+        RELOAD_TIMEOUT,
+    )
+    .ok_or_else(|| {
+        anyhow!(
+            "the dev server did not answer the reload within {} s (is it a `cove dev` that \
+                 watches .cove/reload?)",
+            RELOAD_TIMEOUT.as_secs()
+        )
+    })?;
+    let migrated: Vec<Json> = events
+        .iter()
+        .filter(|e| e["event"] == "migrated")
+        .flat_map(|e| e["applied"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let done = events.last().cloned().unwrap_or_default();
+    if done["event"] == "reload_failed" {
+        bail!("{}\n{done}", event_error(&done));
+    }
+    Ok((done, migrated))
+}
+
+/// `file:line: message` of an error event (just the message when the place
+/// is unknown).
+pub(crate) fn event_error(e: &Json) -> String {
+    let message = e["message"]
+        .as_str()
+        .or(e["error"].as_str())
+        .unwrap_or("unknown error");
+    match (e["file"].as_str(), e["line"].as_u64()) {
+        (Some(file), Some(line)) => format!("{file}:{line}: {message}"),
+        (Some(file), None) => format!("{file}: {message}"),
+        _ => message.to_string(),
+    }
+}
