@@ -1,0 +1,443 @@
+//! `cove mcp` driven by a client that is not ours: the official Python MCP
+//! SDK (tests/mcp/client.py; mcp==2.3.0, installed by .ci/run into
+//! ~/.cache/cove-mcp-venv). The interpreter is $COVE_MCP_PYTHON, else that
+//! venv's; without it the tests are skipped, unless COVE_REQUIRE_SERVICES
+//! is set.
+//!
+//! Tests marked "dev protocol" need `cove dev` to write .cove/dev.json,
+//! events.jsonl and last_error.json and to watch .cove/reload (issue 42);
+//! the others attach to a server whose dev.json the test writes itself.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::util::{bin, Server, TIMEOUT};
+
+const APP: &str = r#"app.get("/items", function(req, res)
+  res:json(db.query("SELECT id, name FROM items ORDER BY id"))
+end)
+app.get("/boom", function(req, res)
+  error("kaboom") -- boom line
+end)
+"#;
+
+const TEST: &str = r#"test("GET /items lists the seeded item", function()
+  local r = test.get("/items")
+  test.eq(r.status, 200)
+  test.eq(r.json[1].name, "apple")
+end)
+"#;
+
+/// An app: a route that reads a table, one that raises, a migration that
+/// creates and seeds the table, and a test.
+fn app() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "app.lua", APP);
+    write(
+        dir.path(),
+        "migrations/001_items.sql",
+        "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n\
+         INSERT INTO items (name) VALUES ('apple');\n",
+    );
+    write(dir.path(), "tests/test_items.lua", TEST);
+    dir
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// The Python with the `mcp` package, or `None` (skipped) when absent.
+fn python() -> Option<PathBuf> {
+    let python = std::env::var_os("COVE_MCP_PYTHON")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let home = std::env::var_os("HOME")?;
+            Some(Path::new(&home).join(".cache/cove-mcp-venv/bin/python"))
+        })?;
+    let works = Command::new(&python)
+        .args(["-c", "import mcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if works {
+        return Some(python);
+    }
+    let reason = format!(
+        "no Python with the mcp package at {} (python3 -m venv ~/.cache/cove-mcp-venv && \
+         ~/.cache/cove-mcp-venv/bin/pip install mcp==2.3.0, or set COVE_MCP_PYTHON)",
+        python.display()
+    );
+    assert!(
+        std::env::var_os("COVE_REQUIRE_SERVICES").is_none(),
+        "{reason} (and COVE_REQUIRE_SERVICES is set)"
+    );
+    eprintln!("skipped: {reason}");
+    None
+}
+
+fn client_py() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py")
+}
+
+/// Run the client to completion (killed after `TIMEOUT`); its JSON report.
+fn run_client(mut cmd: Command) -> Value {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the Python client");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    let report: Value = serde_json::from_str(out.trim())
+        .unwrap_or_else(|e| panic!("client printed no JSON ({e}):\n{out}\nstderr:\n{err}"));
+    assert!(report.get("fatal").is_none(), "{report}\nstderr:\n{err}");
+    report
+}
+
+/// `cove mcp APP flags…` over stdio, making `calls` in order.
+fn stdio(python: &Path, app: &Path, calls: &Value, flags: &[&str]) -> Value {
+    let mut cmd = Command::new(python);
+    cmd.arg(client_py())
+        .args(["stdio", bin(), s(app), &calls.to_string()])
+        .args(flags);
+    run_client(cmd)
+}
+
+/// The outcome of the `i`th call; panics unless `is_error` is `error`.
+fn call(report: &Value, i: usize, error: bool) -> &Value {
+    let c = &report["calls"][i];
+    assert_eq!(c["is_error"], error, "call {i}: {c}");
+    c
+}
+
+/// A server for `app` with the dev.json `cove dev` would write, so that
+/// `cove mcp` attaches to it instead of starting one.
+fn attached_server(app: &Path) -> Server {
+    // Its database (migrated as dev starts) is the one `cove mcp -d` is given.
+    let server = Server::start(&app.join("app.lua"), &["dev"]);
+    write(
+        app,
+        ".cove/dev.json",
+        &json!({ "port": server.port, "pid": server.pid(), "runtime": "lua", "entry": "app.lua" })
+            .to_string(),
+    );
+    server
+}
+
+#[test]
+fn tools_and_resources_over_stdio() {
+    let Some(python) = python() else { return };
+    let dir = app();
+    let server = attached_server(dir.path());
+    let calls = json!([
+        { "name": "routes" },
+        { "name": "schema" },
+        { "name": "query", "arguments": { "sql": "SELECT id, name FROM items" } },
+        { "name": "query", "arguments": { "sql": "DELETE FROM items" } },
+        { "name": "request", "arguments": { "method": "GET", "path": "/items" } },
+        { "name": "status" },
+        { "name": "read:cove://app/app.lua" },
+        { "name": "read:cove://docs/api/db.md" },
+        { "name": "read:cove://app/.cove/dev.json" },
+        { "name": "query", "arguments": { "sql": "SELEC nope" } },
+    ]);
+    let r = stdio(&python, dir.path(), &calls, &["-d", s(server.db_path())]);
+
+    let tools: Vec<&str> = r["tools"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for t in [
+        "routes",
+        "schema",
+        "query",
+        "request",
+        "run_tests",
+        "logs",
+        "errors",
+        "reload",
+        "migrate",
+        "status",
+    ] {
+        assert!(tools.contains(&t), "{t} missing from {tools:?}");
+        assert!(
+            r["tools"][t]["description"]
+                .as_str()
+                .is_some_and(|d| d.len() > 20),
+            "{t}"
+        );
+    }
+    let query_schema = &r["tools"]["query"]["input_schema"];
+    assert_eq!(query_schema["required"], json!(["sql"]), "{query_schema}");
+    let resources: Vec<&str> = r["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for uri in [
+        "cove://docs/api/db.md",
+        "cove://app/app.lua",
+        "cove://app/migrations/001_items.sql",
+        "cove://app/tests/test_items.lua",
+    ] {
+        assert!(resources.contains(&uri), "{uri} missing from {resources:?}");
+    }
+    assert!(
+        !resources
+            .iter()
+            .any(|u| u.contains(".cove/") || u.ends_with(".db")),
+        "{resources:?}"
+    );
+
+    assert_eq!(
+        call(&r, 0, false)["json"]["routes"],
+        json!([{ "method": "GET", "pattern": "/items" }, { "method": "GET", "pattern": "/boom" }])
+    );
+    let tables = &call(&r, 1, false)["json"]["tables"];
+    let items = tables
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "items")
+        .expect("items table");
+    assert_eq!(
+        items["columns"][1],
+        json!({ "name": "name", "type": "TEXT", "notnull": true })
+    );
+    assert_eq!(
+        call(&r, 2, false)["json"],
+        json!({ "columns": ["id", "name"], "rows": [[1, "apple"]], "count": 1 })
+    );
+    assert!(
+        call(&r, 3, true)["text"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-writes"),
+        "{}",
+        r["calls"][3]
+    );
+    let response = &call(&r, 4, false)["json"];
+    assert_eq!(response["status"], 200);
+    assert_eq!(response["body"], json!([{ "id": 1, "name": "apple" }]));
+    let status = &call(&r, 5, false)["json"];
+    assert_eq!(status["running"], true);
+    assert_eq!(status["started_by_mcp"], false);
+    assert_eq!(status["dev"]["port"], server.port);
+    assert_eq!(call(&r, 6, false)["text"], APP);
+    assert!(call(&r, 7, false)["text"]
+        .as_str()
+        .unwrap()
+        .contains("db.query"));
+    call(&r, 8, true);
+    assert!(
+        call(&r, 9, true)["text"]
+            .as_str()
+            .unwrap()
+            .contains("syntax error"),
+        "{}",
+        r["calls"][9]
+    );
+    // The row the refused DELETE would have removed is still there.
+    assert_eq!(
+        server.get("/items").json(),
+        json!([{ "id": 1, "name": "apple" }])
+    );
+}
+
+#[test]
+fn streamable_http_with_allow_writes() {
+    let Some(python) = python() else { return };
+    let dir = app();
+    let server = attached_server(dir.path());
+    let mut mcp = Command::new(bin())
+        .args([
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--allow-writes",
+            "-d",
+            s(server.db_path()),
+            s(dir.path()),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cove mcp");
+    let stderr = mcp.stderr.take().unwrap();
+    let _stop = KillOnDrop(mcp);
+    let url = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| l.split("serving MCP at ").nth(1).map(str::to_string))
+        .expect("cove mcp printed its URL");
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url}"
+    );
+    let calls = json!([
+        { "name": "query", "arguments": { "sql": "INSERT INTO items (name) VALUES ('pear')" } },
+        { "name": "request", "arguments": { "method": "GET", "path": "/items" } },
+    ]);
+    let mut cmd = Command::new(&python);
+    cmd.arg(client_py())
+        .args(["http", &url, &calls.to_string()]);
+    let r = run_client(cmd);
+    assert_eq!(r["tools"].as_object().unwrap().len(), 10, "{}", r["tools"]);
+    call(&r, 0, false);
+    assert_eq!(call(&r, 1, false)["json"]["body"][1]["name"], "pear");
+
+    let refused = Command::new(bin())
+        .args(["mcp", "--http", "0.0.0.0:0", s(dir.path())])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("loopback only"));
+}
+
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Needs `cove test --json` (and `--file`), added alongside this.
+#[test]
+fn run_tests_returns_json_results() {
+    let Some(python) = python() else { return };
+    let dir = app();
+    let server = attached_server(dir.path());
+    let calls = json!([
+        { "name": "run_tests" },
+        { "name": "run_tests", "arguments": { "file": "tests/test_items.lua" } },
+    ]);
+    let r = stdio(&python, dir.path(), &calls, &["-d", s(server.db_path())]);
+    for i in 0..2 {
+        let out = &call(&r, i, false)["json"];
+        assert_eq!(out["passed"], true, "{out}");
+        let text = out["results"].to_string();
+        assert!(text.contains("GET /items lists the seeded item"), "{text}");
+    }
+}
+
+/// Dev protocol: `cove mcp` starts `cove dev` itself (waiting for its
+/// dev.json), a failing request's error names app.lua and its line in
+/// `errors` and `logs`, `migrate` applies a migration written during the
+/// session, and the dev server stops when the session ends.
+#[test]
+fn starts_dev_and_reports_errors_reloads_and_migrations() {
+    let Some(python) = python() else { return };
+    let dir = app();
+    let boom_line = APP.lines().position(|l| l.contains("boom line")).unwrap() + 1;
+    let migration = dir.path().join("migrations/002_tags.sql");
+    let calls = json!([
+        { "name": "status" },
+        { "name": "request", "arguments": { "method": "GET", "path": "/boom" } },
+        { "name": "errors" },
+        { "name": "logs", "arguments": { "event": "started" } },
+        { "name": "reload" },
+        { "name": format!("write:{}", s(&migration)), "arguments": { "text": "CREATE TABLE tags (name TEXT);" } },
+        { "name": "migrate" },
+        { "name": "query", "arguments": { "sql": "SELECT count(*) AS n FROM tags" } },
+        { "name": "migrate" },
+    ]);
+    let r = stdio(&python, dir.path(), &calls, &["-p", "0"]);
+
+    let status = &call(&r, 0, false)["json"];
+    assert_eq!(status["running"], true, "{status}");
+    assert_eq!(status["started_by_mcp"], true);
+    let pid = status["dev"]["pid"].as_u64().expect("dev.json pid");
+    let boom = &call(&r, 1, false)["json"];
+    assert_eq!(boom["status"], 500);
+    assert_eq!(boom["error"]["event"], "request_error", "{boom}");
+    let last = &call(&r, 2, false)["json"]["last_error"];
+    assert_eq!(last["event"], "request_error", "{last}");
+    assert_eq!(last["file"], "app.lua");
+    assert_eq!(last["line"], boom_line);
+    assert!(
+        last["message"].as_str().unwrap().contains("kaboom"),
+        "{last}"
+    );
+    let started = &call(&r, 3, false)["json"]["events"];
+    assert_eq!(started.as_array().unwrap().len(), 1, "{started}");
+    assert_eq!(started[0]["pid"], pid);
+    let reload = &call(&r, 4, false)["json"];
+    assert_eq!(reload["result"]["event"], "reloaded", "{reload}");
+    assert_eq!(reload["result"]["requested"], true);
+    // The watcher may see the new file first and apply it itself; either
+    // way the table exists once `migrate` returns, and a second is a no-op.
+    call(&r, 6, false);
+    assert_eq!(call(&r, 7, false)["json"]["rows"], json!([[0]]));
+    assert_eq!(call(&r, 8, false)["json"]["message"], "already up to date");
+
+    // The session is over: the dev server started for it is gone.
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "cove dev {pid} outlived the MCP session"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Dev protocol: an app that does not load still gets a session; `errors`
+/// and `reload` report the load error with file:line.
+#[test]
+fn a_broken_app_is_reported_with_file_and_line() {
+    let Some(python) = python() else { return };
+    let dir = app();
+    write(
+        dir.path(),
+        "app.lua",
+        "app.get(\"/\", function(req, res)\n  res:json({})\nend\n)oops\n",
+    );
+    let calls = json!([{ "name": "errors" }, { "name": "reload" }, { "name": "request", "arguments": { "method": "GET", "path": "/" } }]);
+    let r = stdio(&python, dir.path(), &calls, &[]);
+    let last = &call(&r, 0, false)["json"]["last_error"];
+    assert_eq!(last["event"], "reload_failed", "{last}");
+    assert_eq!(last["file"], "app.lua");
+    assert_eq!(last["line"], 4);
+    let reload = call(&r, 1, true)["text"].as_str().unwrap();
+    assert!(reload.starts_with("app.lua:4: "), "{reload}");
+    let request = call(&r, 2, true)["text"].as_str().unwrap();
+    assert!(request.contains("`errors` tool"), "{request}");
+}
