@@ -70,7 +70,7 @@ impl DevLink {
         }
         // A dev.json left by a crash must not pass for the new server's.
         let _ = fs::remove_file(cove_file(dir, "dev.json"));
-        let since = events::now_ms();
+        let since = events::mark(dir);
         let exe = std::env::current_exe().context("finding the cove executable")?;
         let child = Command::new(exe)
             .arg("dev")
@@ -87,19 +87,19 @@ impl DevLink {
             dir: dir.to_path_buf(),
             child: Some(child),
         };
-        link.wait_started(since)?;
+        link.wait_started(&since)?;
         Ok(link)
     }
 
-    fn wait_started(&mut self, since: u64) -> Result<()> {
+    fn wait_started(&mut self, since: &events::Mark) -> Result<()> {
         let deadline = Instant::now() + START_TIMEOUT;
         while Instant::now() < deadline {
             if listening_port(&self.dir).is_some() {
                 return Ok(());
             }
-            if events::since(&self.dir, since)
+            if events::after(&self.dir, since)
                 .iter()
-                .any(|e| e["event"] == "reload_failed")
+                .any(|e| events::is(e, "reload_failed"))
             {
                 return Ok(());
             }
@@ -116,6 +116,15 @@ impl DevLink {
             START_TIMEOUT.as_secs(),
             cove_file(&self.dir, "dev.json").display()
         )
+    }
+
+    /// A link to whatever dev.json names, stopping nothing (unit tests).
+    #[cfg(test)]
+    pub fn attached(dir: &Path) -> DevLink {
+        DevLink {
+            dir: dir.to_path_buf(),
+            child: None,
+        }
     }
 
     /// The port the dev server listens on now, or why there is none.

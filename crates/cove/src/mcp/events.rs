@@ -32,12 +32,37 @@ pub fn all(dir: &Path) -> Vec<Json> {
         .collect()
 }
 
-/// The events at or after `time_ms`.
-pub fn since(dir: &Path, time_ms: u64) -> Vec<Json> {
-    all(dir)
-        .into_iter()
-        .filter(|e| e["time"].as_u64().is_some_and(|t| t >= time_ms))
-        .collect()
+/// Where the log stood at some moment: events after it are news.
+pub struct Mark {
+    /// The last event then (events carry their time, so it is unique
+    /// enough to be found again), if any.
+    last: Option<Json>,
+    time_ms: u64,
+}
+
+pub fn mark(dir: &Path) -> Mark {
+    Mark {
+        last: all(dir).pop(),
+        time_ms: now_ms(),
+    }
+}
+
+/// The events after `mark`: those behind the last event it saw, or, when
+/// that one was rotated away meanwhile, those stamped since.
+pub fn after(dir: &Path, mark: &Mark) -> Vec<Json> {
+    let mut events = all(dir);
+    let seen = mark
+        .last
+        .as_ref()
+        .and_then(|last| events.iter().rposition(|e| e == last));
+    match seen {
+        Some(i) => events.split_off(i + 1),
+        None if mark.last.is_none() => events,
+        None => events
+            .into_iter()
+            .filter(|e| e["time"].as_u64().is_some_and(|t| t >= mark.time_ms))
+            .collect(),
+    }
 }
 
 /// The last `lines` events, only those named `kind` when given.
@@ -51,16 +76,18 @@ pub fn tail(dir: &Path, lines: usize, kind: Option<&str>) -> Vec<Json> {
     events
 }
 
-/// Polls until an event at or after `time_ms` is one of `kinds`; the events
-/// since `time_ms` up to and including it, or `None` after `timeout`.
-pub fn wait_for(dir: &Path, time_ms: u64, kinds: &[&str], timeout: Duration) -> Option<Vec<Json>> {
+/// Polls until an event after `mark` satisfies `done`; the events after
+/// `mark` up to and including it, or `None` after `timeout`.
+pub fn wait_for(
+    dir: &Path,
+    mark: &Mark,
+    done: impl Fn(&Json) -> bool,
+    timeout: Duration,
+) -> Option<Vec<Json>> {
     let deadline = Instant::now() + timeout;
     loop {
-        let mut events = since(dir, time_ms);
-        if let Some(i) = events
-            .iter()
-            .position(|e| kinds.iter().any(|k| e["event"] == *k))
-        {
+        let mut events = after(dir, mark);
+        if let Some(i) = events.iter().position(&done) {
             events.truncate(i + 1);
             return Some(events);
         }
@@ -69,6 +96,11 @@ pub fn wait_for(dir: &Path, time_ms: u64, kinds: &[&str], timeout: Duration) -> 
         }
         sleep(Duration::from_millis(50));
     }
+}
+
+/// Whether `e` is the event named `kind`.
+pub fn is(e: &Json, kind: &str) -> bool {
+    e["event"] == kind
 }
 
 #[cfg(test)]
@@ -101,9 +133,26 @@ mod tests {
         };
         assert_eq!(times(tail(dir.path(), 3, None)), [2, 3, 4]);
         assert_eq!(times(tail(dir.path(), 10, Some("log"))), [1, 3]);
-        assert_eq!(times(since(dir.path(), 3)), [3, 4]);
-        let got = wait_for(dir.path(), 2, &["reloaded"], Duration::ZERO).unwrap();
-        assert_eq!(times(got), [2, 3, 4]);
-        assert!(wait_for(dir.path(), 5, &["reloaded"], Duration::ZERO).is_none());
+        let seen_two = Mark {
+            last: Some(e(2, "started")),
+            time_ms: 99,
+        };
+        assert_eq!(times(after(dir.path(), &seen_two)), [3, 4]);
+        // Rotated away: the time decides.
+        let rotated = Mark {
+            last: Some(e(0, "log")),
+            time_ms: 4,
+        };
+        assert_eq!(times(after(dir.path(), &rotated)), [4]);
+        let empty = Mark {
+            last: None,
+            time_ms: 99,
+        };
+        assert_eq!(times(after(dir.path(), &empty)), [1, 2, 3, 4]);
+        let reloaded = |e: &Json| is(e, "reloaded");
+        let got = wait_for(dir.path(), &seen_two, reloaded, Duration::ZERO).unwrap();
+        assert_eq!(times(got), [3, 4]);
+        let now = mark(dir.path());
+        assert!(wait_for(dir.path(), &now, reloaded, Duration::ZERO).is_none());
     }
 }

@@ -132,7 +132,7 @@ impl CoveMcp {
             let port = ctx.link.lock().map_err(|_| anyhow!("poisoned"))?.port()?;
             let headers: Vec<(String, String)> =
                 p.headers.unwrap_or_default().into_iter().collect();
-            let since = events::now_ms();
+            let since = events::mark(&ctx.dir);
             let mut response = crate::request::send(
                 port,
                 &p.method,
@@ -144,8 +144,8 @@ impl CoveMcp {
                 // dev appends the event as it answers; give the write a moment.
                 let error = events::wait_for(
                     &ctx.dir,
-                    since,
-                    &["request_error"],
+                    &since,
+                    |e| events::is(e, "request_error"),
                     Duration::from_millis(500),
                 );
                 if let Some(e) = error.and_then(|mut es| es.pop()) {
@@ -274,16 +274,15 @@ fn request_reload(ctx: &Ctx) -> Result<(Json, Vec<Json>)> {
     if !ctx.link.lock().map_err(|_| anyhow!("poisoned"))?.running() {
         bail!("no `cove dev` is running for {}", ctx.dir.display());
     }
-    let since = events::now_ms();
+    let since = events::mark(&ctx.dir);
     fs::create_dir_all(ctx.dir.join(".cove"))?;
     fs::write(cove_file(&ctx.dir, "reload"), "").context("writing .cove/reload")?;
-    let events = events::wait_for(
-        &ctx.dir,
-        since,
-        &["reloaded", "reload_failed"],
-        RELOAD_TIMEOUT,
-    )
-    .ok_or_else(|| {
+    // A reload the watcher started for an edit may come first; its
+    // migrations still count, but the answer is the requested one.
+    let answered = |e: &Json| {
+        (events::is(e, "reloaded") && e["requested"] == true) || events::is(e, "reload_failed")
+    };
+    let events = events::wait_for(&ctx.dir, &since, answered, RELOAD_TIMEOUT).ok_or_else(|| {
         anyhow!(
             "the dev server did not answer the reload within {} s (is it a `cove dev` that \
                  watches .cove/reload?)",
@@ -292,7 +291,7 @@ fn request_reload(ctx: &Ctx) -> Result<(Json, Vec<Json>)> {
     })?;
     let migrated: Vec<Json> = events
         .iter()
-        .filter(|e| e["event"] == "migrated")
+        .filter(|e| events::is(e, "migrated"))
         .flat_map(|e| e["applied"].as_array().cloned().unwrap_or_default())
         .collect();
     let done = events.last().cloned().unwrap_or_default();
@@ -313,5 +312,82 @@ pub(crate) fn event_error(e: &Json) -> String {
         (Some(file), Some(line)) => format!("{file}:{line}: {message}"),
         (Some(file), None) => format!("{file}: {message}"),
         _ => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    /// Answers `.cove/reload` requests as `cove dev` does, with `answers`
+    /// (event objects without `time`), one request each.
+    fn fake_dev(dir: &std::path::Path, answers: Vec<Vec<Json>>) -> std::thread::JoinHandle<()> {
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            for answer in answers {
+                let reload = cove_file(&dir, "reload");
+                while fs::remove_file(&reload).is_err() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                let mut log = fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(cove_file(&dir, "events.jsonl"))
+                    .unwrap();
+                for mut event in answer {
+                    event["time"] = events::now_ms().into();
+                    writeln!(log, "{event}").unwrap();
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn reload_waits_for_the_answer_and_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join(".cove")).unwrap();
+        // An old answer from before the request must not count.
+        let old = json!({ "event": "reloaded", "time": 1 });
+        fs::write(cove_file(dir.path(), "events.jsonl"), format!("{old}\n")).unwrap();
+        let me = json!({ "port": 1, "pid": std::process::id() });
+        fs::write(cove_file(dir.path(), "dev.json"), me.to_string()).unwrap();
+        let ctx = Ctx {
+            dir: dir.path().to_path_buf(),
+            db: dir.path().join("data.db"),
+            allow_writes: false,
+            link: Mutex::new(super::super::dev_link::DevLink::attached(dir.path())),
+        };
+        let dev = fake_dev(
+            dir.path(),
+            vec![
+                vec![
+                    json!({ "event": "migrated", "applied": ["002_tags.sql"] }),
+                    json!({ "event": "reloaded", "files": [], "requested": true }),
+                ],
+                vec![
+                    json!({ "event": "reload_failed", "file": "app.lua", "line": 3,
+                             "message": "unexpected symbol", "error": "app.lua:3: unexpected symbol" }),
+                ],
+            ],
+        );
+        let (done, migrated) = request_reload(&ctx).unwrap();
+        assert_eq!(done["event"], "reloaded");
+        assert_eq!(migrated, [json!("002_tags.sql")]);
+        let e = request_reload(&ctx).unwrap_err().to_string();
+        assert!(e.starts_with("app.lua:3: unexpected symbol\n"), "{e}");
+        dev.join().unwrap();
+    }
+
+    #[test]
+    fn error_events_read_as_file_line_message() {
+        let e = json!({ "file": "app.lua", "line": 7, "message": "boom" });
+        assert_eq!(event_error(&e), "app.lua:7: boom");
+        assert_eq!(
+            event_error(&json!({ "file": null, "line": null, "message": "m" })),
+            "m"
+        );
+        assert_eq!(event_error(&json!({ "error": "x" })), "x");
     }
 }
