@@ -8,7 +8,7 @@
 //! events.jsonl and last_error.json and to watch .cove/reload (issue 42);
 //! the others attach to a server whose dev.json the test writes itself.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::util::{bin, Server, TIMEOUT};
+use crate::util::{bin, run_command, Exit, Server, TIMEOUT};
 
 const APP: &str = r#"app.get("/items", function(req, res)
   res:json(db.query("SELECT id, name FROM items ORDER BY id"))
@@ -92,38 +92,26 @@ fn client_py() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py")
 }
 
-/// Run the client to completion (killed after `TIMEOUT`); its JSON report.
-fn run_client(mut cmd: Command) -> Value {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the Python client");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    let (out, err) = (out.join().unwrap(), err.join().unwrap());
-    let report: Value = serde_json::from_str(out.trim())
-        .unwrap_or_else(|e| panic!("client printed no JSON ({e}):\n{out}\nstderr:\n{err}"));
-    assert!(report.get("fatal").is_none(), "{report}\nstderr:\n{err}");
+/// Run the client to completion; its JSON report.
+fn run_client(cmd: Command) -> Value {
+    let Exit { stdout, stderr, .. } = run_command(cmd);
+    let report: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("client printed no JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
+    assert!(report.get("fatal").is_none(), "{report}\nstderr:\n{stderr}");
     report
+}
+
+/// The keys of a JSON object, or the strings of an array.
+fn names(v: &Value) -> Vec<&str> {
+    match v {
+        Value::Object(o) => o.keys().map(String::as_str).collect(),
+        _ => v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect(),
+    }
 }
 
 /// `cove mcp APP flags…` over stdio, making `calls` in order.
@@ -175,12 +163,7 @@ fn tools_and_resources_over_stdio() {
     ]);
     let r = stdio(&python, dir.path(), &calls, &["-d", s(server.db_path())]);
 
-    let tools: Vec<&str> = r["tools"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let tools = names(&r["tools"]);
     for t in [
         "routes",
         "schema",
@@ -203,12 +186,7 @@ fn tools_and_resources_over_stdio() {
     }
     let query_schema = &r["tools"]["query"]["input_schema"];
     assert_eq!(query_schema["required"], json!(["sql"]), "{query_schema}");
-    let resources: Vec<&str> = r["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let resources = names(&r["resources"]);
     for uri in [
         "cove://docs/api/db.md",
         "cove://app/app.lua",

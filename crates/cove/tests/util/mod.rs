@@ -358,14 +358,20 @@ pub fn run(args: &[&str]) -> Exit {
 /// Run `exe args...` in a temporary directory and wait for it to exit.
 pub fn run_exe(exe: &Path, args: &[&str]) -> Exit {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(exe)
-        .args(args)
-        .current_dir(dir.path())
+    let mut cmd = Command::new(exe);
+    cmd.args(args).current_dir(dir.path());
+    run_command(cmd)
+}
+
+/// Run `cmd` (stdin empty) to its exit, reading stdout and stderr; panics
+/// after `TIMEOUT`.
+pub fn run_command(mut cmd: Command) -> Exit {
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn cove");
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
     let mut out = child.stdout.take().expect("stdout");
     let mut err = child.stderr.take().expect("stderr");
     let out_t = thread::spawn(move || {
