@@ -34,8 +34,11 @@ pub struct DevErrors {
     pub files: AppFiles,
     /// Told of every request a script error failed (`cove dev --agent`'s
     /// `request_error` events), on the worker, before the page is made.
-    pub notify: Option<std::sync::Arc<dyn Fn(&FailedRequest<'_>) + Send + Sync>>,
+    pub notify: Option<NotifyFailed>,
 }
+
+/// See [`DevErrors::notify`].
+pub type NotifyFailed = std::sync::Arc<dyn Fn(&FailedRequest<'_>) + Send + Sync>;
 
 impl DevErrors {
     pub fn new(files: AppFiles) -> DevErrors {

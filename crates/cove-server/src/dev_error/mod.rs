@@ -144,7 +144,9 @@ mod tests {
     fn app() -> (tempfile::TempDir, DevErrors) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("app.lua"), "local x\nerror('boom')\n").unwrap();
-        let dev = DevErrors::new(AppFiles::Dir(dir.path().to_path_buf()));
+        let dev = DevErrors::new(crate::DevErrors::new(cove_core::AppFiles::Dir(
+            dir.path().to_path_buf(),
+        )));
         (dir, dev)
     }
 
