@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -30,6 +31,10 @@ impl Level {
         })
     }
 
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
     fn label(self) -> &'static str {
         ["TRACE", "DEBUG", "INFO ", "WARN ", "ERROR", "FATAL"][self as usize]
     }
@@ -55,6 +60,17 @@ pub fn clock_hms() -> String {
     format!("{:02}:{:02}:{:02}", day / 3600, day / 60 % 60, day % 60)
 }
 
+/// Also receives every line written, after stderr: `(level, tag, message)`.
+type Tee = Box<dyn Fn(Level, &str, &str) + Send + Sync>;
+
+static TEE: OnceLock<Tee> = OnceLock::new();
+
+/// Send every line also to `tee` (`cove dev`'s agent events), for the rest
+/// of the process; only the first call takes effect. `tee` must not log.
+pub fn tee(tee: impl Fn(Level, &str, &str) + Send + Sync + 'static) {
+    let _ = TEE.set(Box::new(tee));
+}
+
 /// Write one log line if `level` is enabled. `tag` is e.g. `[cove]` or `[app]`.
 pub fn write(level: Level, tag: &str, message: &str) {
     if !enabled(level) {
@@ -63,6 +79,9 @@ pub fn write(level: Level, tag: &str, message: &str) {
     let line = format!("{} {} {} {}\n", clock_hms(), level.label(), tag, message);
     // A closed stderr must not take the server down.
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    if let Some(tee) = TEE.get() {
+        tee(level, tag, message);
+    }
 }
 
 pub fn info(message: &str) {

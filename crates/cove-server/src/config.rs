@@ -14,10 +14,9 @@ pub struct ServerConfig {
     /// Shown in the startup line, e.g. "Lua runtime".
     pub label: String,
     /// `cove dev` only: a script error answers with a page that shows it
-    /// and the app's source around it, read from these files
-    /// (`crate::dev_error`). `None`, as in serve mode and built apps, keeps
-    /// the plain `Internal Server Error`.
-    pub dev_errors: Option<AppFiles>,
+    /// and the app's source around it (`crate::dev_error`). `None`, as in
+    /// serve mode and built apps, keeps the plain `Internal Server Error`.
+    pub dev_errors: Option<DevErrors>,
     /// HTTPS, HTTP/2 and the HTTP redirect (docs/protocols.md).
     pub protocols: Protocols,
     /// WebSocket connections' limits (docs/protocols.md).
@@ -26,6 +25,50 @@ pub struct ServerConfig {
     pub deploy: Deploy,
     /// `--access-log`: one line per request (docs/operations.md).
     pub access_log: Option<crate::access_log::AccessLog>,
+}
+
+/// `cove dev`'s error pages.
+#[derive(Clone)]
+pub struct DevErrors {
+    /// The app's files, where the page reads the source around the error.
+    pub files: AppFiles,
+    /// Told of every request a script error failed (`cove dev --agent`'s
+    /// `request_error` events), on the worker, before the page is made.
+    pub notify: Option<NotifyFailed>,
+}
+
+/// See [`DevErrors::notify`].
+pub type NotifyFailed = std::sync::Arc<dyn Fn(&FailedRequest<'_>) + Send + Sync>;
+
+impl DevErrors {
+    pub fn new(files: AppFiles) -> DevErrors {
+        DevErrors {
+            files,
+            notify: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for DevErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevErrors")
+            .field("files", &self.files)
+            .field("notify", &self.notify.is_some())
+            .finish()
+    }
+}
+
+/// A request that failed in a script, as `cove dev` reports it.
+pub struct FailedRequest<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub status: u16,
+    /// The whole error, as the log has it.
+    pub error: &'a str,
+    /// What it says after the places it names.
+    pub message: &'a str,
+    /// Where it happened: the innermost place of the app's files it names.
+    pub at: Option<&'a cove_core::location::Location>,
 }
 
 /// How a new version replaces the running one.

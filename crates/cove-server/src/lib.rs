@@ -32,7 +32,7 @@ mod worker;
 mod ws;
 
 pub use body::Body;
-pub use config::{Deploy, HttpLimits, Protocols, ServerConfig};
+pub use config::{Deploy, DevErrors, FailedRequest, HttpLimits, Protocols, ServerConfig};
 pub use handler::{Baseline, Handler, ScriptHandler};
 pub use reload::{reloading, Reload, Reloading};
 pub use serve::{check_addr, inherits_listeners, serve, serve_then, ServerError};

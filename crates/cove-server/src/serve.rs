@@ -52,17 +52,18 @@ where
     H: Handler,
     F: Fn(usize) -> Result<H, String> + Send + Sync + 'static,
 {
-    serve_then(config, make, || Ok(()))
+    serve_then(config, make, |_| Ok(()))
 }
 
-/// [`serve`], running `ready` on the calling thread once every worker has
-/// built its handler, before the startup line (the kernel sandbox's last
-/// step). If it fails, the workers stop and so does the server.
+/// [`serve`], running `ready` with the address listened on, on the calling
+/// thread once every worker has built its handler, before the startup line
+/// (the kernel sandbox's last step; `cove dev`'s `.cove/dev.json`). If it
+/// fails, the workers stop and so does the server.
 pub fn serve_then<H, F, R>(config: &ServerConfig, make: F, ready: R) -> Result<(), ServerError>
 where
     H: Handler,
     F: Fn(usize) -> Result<H, String> + Send + Sync + 'static,
-    R: FnOnce() -> Result<(), String>,
+    R: FnOnce(SocketAddr) -> Result<(), String>,
 {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -167,7 +168,7 @@ where
         }
         None => offer,
     };
-    if let Err(msg) = ready() {
+    if let Err(msg) = ready(local) {
         let _ = stop_tx.send(true);
         join_all(workers);
         return Err(ServerError::Ready(msg));

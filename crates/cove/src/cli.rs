@@ -46,7 +46,7 @@ pub enum Command {
     /// Create a new app: entry file, first migration and a passing test.
     New(NewArgs),
     /// Serve the app and reload it whenever one of its files changes.
-    Dev(ServeArgs),
+    Dev(DevArgs),
     /// Apply pending migrations, show their status, or create a new one.
     #[command(
         after_help = "Migrations are migrations/NNN_name.sql, applied in name order, each in \
@@ -84,6 +84,17 @@ when the session ends. See docs/agents.md.\n\nExamples:\n  claude mcp add cove -
 cove mcp --http 127.0.0.1:8765 blog"
     )]
     Mcp(McpArgs),
+    /// Print the last error of the app's dev server as JSON (`{"errors":[]}` when none).
+    Errors(AppDirArgs),
+    /// Print whether the app's dev server runs, and on which port, as JSON.
+    Status(StatusArgs),
+    /// Hull's `hull agent …` commands, printing Hull's JSON shapes (docs/agents.md).
+    #[command(
+        after_help = "Each prints one JSON line; see docs/agents.md.\n\nExamples:\n  \
+cove agent routes\n  cove agent db query \"SELECT * FROM todos\"\n  cove agent status\n  \
+cove agent test"
+    )]
+    Agent(AgentArgs),
     /// Write the editor types (TypeScript declarations, LuaLS annotations) into the app's .cove/types/, and an editor config if it has none.
     Types(TypesArgs),
     /// Serve `Hello World!` on /hello and a fixed JSON body elsewhere, with no script: the benchmark's HTTP baseline.
@@ -232,6 +243,53 @@ pub struct RoutesArgs {
     /// (default: lua, as Hull's `agent routes`).
     #[arg(long, value_enum)]
     pub runtime: Option<Runtime>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DevArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// Print what happens as JSON lines on stdout, for coding agents: started,
+    /// reloaded, reload_failed, request_error, migrated, log, stopped
+    /// (docs/agents.md). The same lines go to .cove/events.jsonl either way.
+    #[arg(long)]
+    pub agent: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AppDirArgs {
+    /// App directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// App directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Port to probe (default: the one .cove/dev.json records, else 3000).
+    #[arg(short, long)]
+    pub port: Option<u16>,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    #[command(subcommand)]
+    pub command: AgentCommand,
+}
+
+/// Hull's agent subcommands (hull-api §1.4).
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// The app's routes and middleware (`cove routes`).
+    Routes(RoutesArgs),
+    /// The database's schema, or a query's rows (`cove db`).
+    Db(DbArgs),
+    /// Whether the dev server runs (`cove status`).
+    Status(StatusArgs),
+    /// The dev server's last error (`cove errors`).
+    Errors(AppDirArgs),
+    /// Run the tests of one runtime (Lua if the app has both) as one JSON line.
+    Test(AppDirArgs),
 }
 
 #[derive(Debug, Args)]

@@ -12,11 +12,17 @@
 //!
 //! A script error answers with an error page (`cove_server`'s `dev_error`)
 //! instead of serve mode's plain `Internal Server Error`.
+//!
+//! What happens is also recorded for agents and tools (`events.rs`): the
+//! app's `.cove/` says whether the server runs, on which port, and what
+//! failed last; `--agent` prints the events on stdout.
 
+mod events;
 mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
 use std::thread;
 
 use anyhow::{anyhow, bail, Result};
@@ -26,14 +32,17 @@ use cove_core::{log, ScriptConfig};
 use cove_db::{Db, WriteLock};
 use cove_js::JsEngine;
 use cove_lua::LuaEngine;
-use cove_server::{reloading, Reload};
+use cove_server::{reloading, DevErrors, Reload};
+use serde_json::json;
 
 use crate::app::Runtime;
-use crate::cli::ServeArgs;
+use crate::cli::DevArgs;
 use crate::serve::{self, DbOpener};
+use events::Events;
 use watch::{Watcher, POLL};
 
-pub fn run(args: &ServeArgs) -> Result<i32> {
+pub fn run(dev_args: &DevArgs) -> Result<i32> {
+    let args = &dev_args.serve;
     let app = crate::app::locate(args.app.as_deref())?;
     let Some(dir) = app.dir().map(Path::to_path_buf) else {
         bail!("cove dev reloads an app directory; this executable's built-in app has none");
@@ -45,8 +54,19 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
         );
     }
     serve::init(args);
+    let events = Arc::new(Events::start(&dir, dev_args.agent));
+    let tee = events.clone();
+    log::tee(move |level, tag, message| {
+        let source = tag.trim_start_matches('[').trim_end_matches(']');
+        let fields = json!({ "level": level.name(), "source": source, "message": message });
+        tee.emit("log", fields);
+    });
     let mut config = serve::server_config(args, &app)?;
-    config.dev_errors = Some(app.files.clone());
+    let told = events.clone();
+    config.dev_errors = Some(DevErrors {
+        files: app.files.clone(),
+        notify: Some(Arc::new(move |failed| told.request_failed(failed))),
+    });
     // Before the database: a server that cannot listen leaves none behind.
     cove_server::check_addr(config.addr)?;
     serve::start_observers(args, &mut config)?;
@@ -67,6 +87,7 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
         main_db,
         migrate: !args.no_migrate,
         watcher: Watcher::new(&dir, &args.db),
+        events: events.clone(),
     };
     dev.first_load();
     log::info(&format!(
@@ -84,6 +105,10 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
         files: app.files.clone(),
         pubsub: shared.pubsub.clone(),
     };
+    let listening = |addr| {
+        events.started(addr, app.runtime.name(), &app.entry);
+        Ok(())
+    };
     let served = match app.runtime {
         Runtime::Js => {
             let load = move |db| {
@@ -91,10 +116,8 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
                 templates(app.engine.compile_templates(&script.files))?;
                 Ok(app)
             };
-            cove_server::serve(
-                &config,
-                reloading(reload.clone(), opener.handlers(load, &config)),
-            )
+            let handlers = reloading(reload.clone(), opener.handlers(load, &config));
+            cove_server::serve_then(&config, handlers, listening)
         }
         Runtime::Lua => {
             let load = move |db| {
@@ -102,12 +125,11 @@ pub fn run(args: &ServeArgs) -> Result<i32> {
                 templates(app.engine.compile_templates(&script.files))?;
                 Ok(app)
             };
-            cove_server::serve(
-                &config,
-                reloading(reload.clone(), opener.handlers(load, &config)),
-            )
+            let handlers = reloading(reload.clone(), opener.handlers(load, &config));
+            cove_server::serve_then(&config, handlers, listening)
         }
     };
+    events.stopped();
     // The workers are gone: a reload waiting for them must not wait on.
     reload.stop();
     let main_db = watching.finish()?;
@@ -150,6 +172,7 @@ struct Dev {
     main_db: Db,
     migrate: bool,
     watcher: Watcher,
+    events: Arc<Events>,
 }
 
 impl Dev {
@@ -158,10 +181,12 @@ impl Dev {
     fn first_load(&mut self) {
         while let Err(msg) = self.migrate().and_then(|()| self.test_load()) {
             log::error(&format!("{msg} (fix it and save; cove dev retries then)"));
-            while self.watcher.changed().is_empty() {
+            self.events.load_failed(&msg, true);
+            while self.watcher.changed().is_empty() && !self.events.reload_requested() {
                 thread::sleep(POLL);
             }
         }
+        self.events.loaded();
     }
 
     /// Poll for changes until `stop` is dropped; hands back the main database
@@ -169,14 +194,27 @@ impl Dev {
     fn watch(mut self, reload: &Reload, stop: &mpsc::Receiver<()>) -> Db {
         while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(POLL) {
             let changed = self.watcher.changed();
-            if changed.is_empty() {
+            let requested = self.events.reload_requested();
+            if changed.is_empty() && !requested {
                 continue;
             }
             match self.migrate().and_then(|()| reload.reload()) {
-                Ok(()) => log::info(&format!("reloaded ({})", describe(&changed))),
-                Err(msg) => log::error(&format!(
-                    "reload failed: {msg} (still serving the previous version; fix it and save)"
-                )),
+                Ok(()) => {
+                    let why = match changed.is_empty() {
+                        true => "requested".to_string(),
+                        false => describe(&changed),
+                    };
+                    log::info(&format!("reloaded ({why})"));
+                    self.events.loaded();
+                    let fields = json!({ "files": changed, "requested": requested });
+                    self.events.emit("reloaded", fields);
+                }
+                Err(msg) => {
+                    log::error(&format!(
+                        "reload failed: {msg} (still serving the previous version; fix it and save)"
+                    ));
+                    self.events.load_failed(&msg, false);
+                }
             }
         }
         self.main_db
@@ -187,9 +225,12 @@ impl Dev {
         if !self.migrate {
             return Ok(());
         }
-        serve::apply_migrations(&mut self.main_db, &self.script.files)
-            .map(drop)
-            .map_err(|e| format!("{e:#}"))
+        let applied = serve::apply_migrations(&mut self.main_db, &self.script.files)
+            .map_err(|e| format!("{e:#}"))?;
+        if !applied.is_empty() {
+            self.events.emit("migrated", json!({ "applied": applied }));
+        }
+        Ok(())
     }
 
     /// Load the app once in a fresh VM, as a worker will, templates included.

@@ -1,5 +1,6 @@
 //! `cove`: serve a Hull-style app on every core.
 
+mod agent;
 #[cfg_attr(feature = "system-alloc", allow(dead_code))]
 mod alloc;
 mod app;
@@ -62,7 +63,7 @@ fn main() {
         }
         Some(Command::Test(args)) => testing::run(&args),
         Some(Command::New(args)) => new::run(&args),
-        Some(Command::Dev(args)) => sign::unbuilt(&args).and_then(|()| dev::run(&args)),
+        Some(Command::Dev(args)) => sign::unbuilt(&args.serve).and_then(|()| dev::run(&args)),
         Some(Command::Migrate(args)) => migrate::run(&args),
         Some(Command::Build(args)) => build::run(&args),
         Some(Command::Keygen(args)) => sign::keygen(&args),
@@ -71,6 +72,9 @@ fn main() {
         Some(Command::Db(args)) => inspect::db(&args),
         Some(Command::Request(args)) => request::run(&args),
         Some(Command::Mcp(args)) => mcp::run(&args),
+        Some(Command::Errors(args)) => agent::errors(&args),
+        Some(Command::Status(args)) => agent::status(&args),
+        Some(Command::Agent(args)) => agent::run(args.command),
         Some(Command::Types(args)) => editor_types::run(args.dir.as_deref()),
         Some(Command::Baseline(args)) => serve::baseline(&args).map(|()| 0),
         None => sign::unbuilt(&cli.serve).and_then(|()| serve::run(&cli.serve).map(|()| 0)),

@@ -35,13 +35,13 @@ fn default_workers() -> usize {
 /// Apply pending migrations, logging what was applied.
 pub fn migrate(db: &mut Db, files: &AppFiles) -> Result<()> {
     let applied = apply_migrations(db, files).map_err(|e| anyhow!("{e}; refusing to start"))?;
-    cove_db::count_migrations(applied);
+    cove_db::count_migrations(applied.len());
     Ok(())
 }
 
 /// Apply pending migrations, logging what was applied; the error names the
-/// migration that failed.
-pub(crate) fn apply_migrations(db: &mut Db, files: &AppFiles) -> Result<usize> {
+/// migration that failed. Returns the names of those applied.
+pub(crate) fn apply_migrations(db: &mut Db, files: &AppFiles) -> Result<Vec<String>> {
     let report = db
         .migrate(files)
         .map_err(|e| anyhow!("migration failed: {e}"))?;
@@ -54,7 +54,7 @@ pub(crate) fn apply_migrations(db: &mut Db, files: &AppFiles) -> Result<usize> {
     if !report.applied.is_empty() {
         log::info(&format!("applied {} migration(s)", report.applied.len()));
     }
-    Ok(report.applied.len())
+    Ok(report.applied)
 }
 
 pub fn run(args: &ServeArgs) -> Result<()> {
@@ -201,7 +201,7 @@ pub fn run_verified(
         worker_sandbox.enter_worker(declared)
     };
     // And the main thread, once they all have.
-    let ready = || sandbox.enter_main();
+    let ready = |_| sandbox.enter_main();
     let served = match app.runtime {
         Runtime::Js => cove_server::serve_then(
             &config,

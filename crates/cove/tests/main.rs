@@ -4,6 +4,7 @@
 mod util;
 
 mod access_log;
+mod agent;
 mod api_catalog;
 mod api_fixes;
 mod architecture;

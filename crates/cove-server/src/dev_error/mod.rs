@@ -9,21 +9,21 @@ mod excerpt;
 mod html;
 mod json;
 
-use cove_core::{AppFiles, Exchange};
+use cove_core::Exchange;
 
 use cove_core::location::{self, Location};
 use excerpt::Line;
 
 /// Turns a script error's 500 into the error page; holds the app's files,
-/// where the source lines are read from.
+/// where the source lines are read from, and whom to tell.
 #[derive(Debug, Clone)]
 pub(crate) struct DevErrors {
-    files: AppFiles,
+    config: crate::DevErrors,
 }
 
 impl DevErrors {
-    pub(crate) fn new(files: AppFiles) -> DevErrors {
-        DevErrors { files }
+    pub(crate) fn new(config: crate::DevErrors) -> DevErrors {
+        DevErrors { config }
     }
 
     /// If `ex` ended in a 500 because a script call failed, answer with the
@@ -47,11 +47,21 @@ impl DevErrors {
                 .locations
                 .into_iter()
                 .map(|at| Place {
-                    source: excerpt::read(&self.files, &at),
+                    source: excerpt::read(&self.config.files, &at),
                     at,
                 })
                 .collect(),
         };
+        if let Some(notify) = &self.config.notify {
+            notify(&crate::FailedRequest {
+                method: report.method,
+                path: report.path,
+                status: ex.res.status,
+                error: report.detail,
+                message: report.message,
+                at: report.primary().map(|p| &p.at),
+            });
+        }
         let html = accept::prefers_html(ex.req.header("accept").as_deref());
         let (body, body_type) = if html {
             (html::page(&report).into_bytes(), "text/html; charset=utf-8")
@@ -134,7 +144,9 @@ mod tests {
     fn app() -> (tempfile::TempDir, DevErrors) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("app.lua"), "local x\nerror('boom')\n").unwrap();
-        let dev = DevErrors::new(AppFiles::Dir(dir.path().to_path_buf()));
+        let dev = DevErrors::new(crate::DevErrors::new(cove_core::AppFiles::Dir(
+            dir.path().to_path_buf(),
+        )));
         (dir, dev)
     }
 

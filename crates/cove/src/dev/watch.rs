@@ -54,7 +54,7 @@ impl Watcher {
     /// Start watching `dir`; `db` is the database file the server writes.
     pub fn new(dir: &Path, db: &Path) -> Watcher {
         let db = absolute(db);
-        let ignored = ["", "-wal", "-shm", "-journal"]
+        let mut ignored: Vec<PathBuf> = ["", "-wal", "-shm", "-journal"]
             .iter()
             .map(|suffix| {
                 let mut name = db.as_os_str().to_owned();
@@ -62,6 +62,9 @@ impl Watcher {
                 PathBuf::from(name)
             })
             .collect();
+        // `cove dev --agent > events.log` in the app directory: every
+        // reload would write the file that reloads it.
+        ignored.extend(redirected_output());
         let mut watcher = Watcher {
             dir: dir.to_path_buf(),
             ignored,
@@ -157,6 +160,15 @@ fn absolute(path: &Path) -> PathBuf {
 
 /// Files no edit of the app makes: other SQLite databases' journals, and
 /// editors' backup and lock files.
+/// The files this process's stdout and stderr write to, if any.
+fn redirected_output() -> Vec<PathBuf> {
+    ["/proc/self/fd/1", "/proc/self/fd/2"]
+        .iter()
+        .filter_map(|fd| std::fs::read_link(fd).ok())
+        .filter(|target| target.is_file())
+        .collect()
+}
+
 fn ignored_name(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let database = [".db", ".sqlite", ".sqlite3"].iter().any(|ext| {

@@ -323,7 +323,7 @@ impl Drop for Server {
 }
 
 #[allow(unsafe_code)]
-fn send_signal(pid: libc::pid_t, sig: libc::c_int) {
+pub fn send_signal(pid: libc::pid_t, sig: libc::c_int) {
     // SAFETY: kill(2) has no memory-safety preconditions; `pid` is our own child.
     let rc = unsafe { libc::kill(pid, sig) };
     assert_eq!(rc, 0, "kill({pid}, {sig}) failed");
