@@ -22,14 +22,12 @@ use crate::cli::RequestArgs;
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest response read, head and body together.
 const MAX_RESPONSE: usize = 1 << 20;
-/// The port `cove dev` listens on by default.
-const DEFAULT_PORT: u16 = 3000;
 
 pub fn run(args: &RequestArgs) -> Result<i32> {
     let port = match args.port {
         Some(p) => p,
         None => crate::mcp::dev_link::listening_port(args.app.as_deref().unwrap_or(Path::new(".")))
-            .unwrap_or(DEFAULT_PORT),
+            .unwrap_or(crate::agent::state::DEFAULT_PORT),
     };
     let headers = args
         .header

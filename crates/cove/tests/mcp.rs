@@ -4,9 +4,9 @@
 //! venv's; without it the tests are skipped, unless COVE_REQUIRE_SERVICES
 //! is set.
 //!
-//! Tests marked "dev protocol" need `cove dev` to write .cove/dev.json,
-//! events.jsonl and last_error.json and to watch .cove/reload (issue 42);
-//! the others attach to a server whose dev.json the test writes itself.
+//! The tools work through `cove dev`'s record in the app's .cove/ (dev.json,
+//! events.jsonl, last_error.json, reload: docs/agents.md); most tests let
+//! `cove mcp` attach to a dev server started here, two let it start its own.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -382,9 +382,10 @@ fn starts_dev_and_reports_errors_reloads_and_migrations() {
     assert_eq!(reload["result"]["requested"], true);
     // The watcher may see the new file first and apply it itself; either
     // way the table exists once `migrate` returns, and a second is a no-op.
-    call(&r, 6, false);
-    assert_eq!(call(&r, 7, false)["json"]["rows"], json!([[0]]));
-    assert_eq!(call(&r, 8, false)["json"]["message"], "already up to date");
+    // ("write:" makes no entry in the report.)
+    call(&r, 5, false);
+    assert_eq!(call(&r, 6, false)["json"]["rows"], json!([[0]]));
+    assert_eq!(call(&r, 7, false)["json"]["message"], "already up to date");
 
     // The session is over: the dev server started for it is gone.
     let start = Instant::now();
@@ -403,19 +404,15 @@ fn starts_dev_and_reports_errors_reloads_and_migrations() {
 fn a_broken_app_is_reported_with_file_and_line() {
     let Some(python) = python() else { return };
     let dir = app();
-    write(
-        dir.path(),
-        "app.lua",
-        "app.get(\"/\", function(req, res)\n  res:json({})\nend\n)oops\n",
-    );
+    write(dir.path(), "app.lua", "local ok = 1\nlocal x = = 1\n");
     let calls = json!([{ "name": "errors" }, { "name": "reload" }, { "name": "request", "arguments": { "method": "GET", "path": "/" } }]);
     let r = stdio(&python, dir.path(), &calls, &[]);
     let last = &call(&r, 0, false)["json"]["last_error"];
     assert_eq!(last["event"], "reload_failed", "{last}");
     assert_eq!(last["file"], "app.lua");
-    assert_eq!(last["line"], 4);
+    assert_eq!(last["line"], 2);
     let reload = call(&r, 1, true)["text"].as_str().unwrap();
-    assert!(reload.starts_with("app.lua:4: "), "{reload}");
+    assert!(reload.starts_with("app.lua:2: "), "{reload}");
     let request = call(&r, 2, true)["text"].as_str().unwrap();
     assert!(request.contains("`errors` tool"), "{request}");
 }

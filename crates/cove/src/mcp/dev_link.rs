@@ -3,7 +3,6 @@
 //! stopped when the session ends.
 
 use std::fs;
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
@@ -14,6 +13,7 @@ use rustix::process::{kill_process, test_kill_process, Pid, Signal};
 use serde_json::Value as Json;
 
 use super::events;
+use crate::agent::state;
 
 /// How long a started `cove dev` may take to listen (or report its app broken).
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -21,15 +21,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(50);
 
-/// `<app>/.cove/<name>`.
-pub(crate) fn cove_file(dir: &Path, name: &str) -> PathBuf {
-    dir.join(".cove").join(name)
-}
-
 /// `<app>/.cove/dev.json`, if present and JSON.
 pub(crate) fn dev_json(dir: &Path) -> Option<Json> {
-    let text = fs::read_to_string(cove_file(dir, "dev.json")).ok()?;
-    serde_json::from_str(&text).ok()
+    state::read_json(dir, state::DEV)
 }
 
 /// The port of the app's `cove dev`, if its dev.json names a live process
@@ -38,16 +32,11 @@ pub(crate) fn listening_port(dir: &Path) -> Option<u16> {
     let info = dev_json(dir)?;
     let port = u16::try_from(info.get("port")?.as_u64()?).ok()?;
     let pid = i32::try_from(info.get("pid")?.as_i64()?).ok()?;
-    (alive(pid) && accepts(port)).then_some(port)
+    (alive(pid) && state::answers(port)).then_some(port)
 }
 
 fn alive(pid: i32) -> bool {
     Pid::from_raw(pid).is_some_and(|pid| test_kill_process(pid).is_ok())
-}
-
-fn accepts(port: u16) -> bool {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok()
 }
 
 /// The dev server the tools use.
@@ -69,7 +58,7 @@ impl DevLink {
             });
         }
         // A dev.json left by a crash must not pass for the new server's.
-        let _ = fs::remove_file(cove_file(dir, "dev.json"));
+        let _ = fs::remove_file(state::path(dir, state::DEV));
         let since = events::mark(dir);
         let exe = std::env::current_exe().context("finding the cove executable")?;
         let child = Command::new(exe)
@@ -114,7 +103,7 @@ impl DevLink {
         bail!(
             "`cove dev` did not listen within {} s (no {} written)",
             START_TIMEOUT.as_secs(),
-            cove_file(&self.dir, "dev.json").display()
+            state::path(&self.dir, state::DEV).display()
         )
     }
 

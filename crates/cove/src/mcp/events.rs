@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value as Json;
 
-use super::dev_link::cove_file;
+use crate::agent::state;
 
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -20,9 +20,9 @@ pub fn now_ms() -> u64 {
 /// Every event in both files, oldest first; lines that do not parse (one
 /// being written as we read) are skipped.
 pub fn all(dir: &Path) -> Vec<Json> {
-    ["events.jsonl.1", "events.jsonl"]
+    [state::EVENTS_OLD, state::EVENTS]
         .iter()
-        .filter_map(|name| fs::read_to_string(cove_file(dir, name)).ok())
+        .filter_map(|name| fs::read_to_string(state::path(dir, name)).ok())
         .flat_map(|text| {
             text.lines()
                 .filter_map(|l| serde_json::from_str::<Json>(l).ok())
@@ -112,10 +112,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join(".cove")).unwrap();
         let lines = |es: &[Json]| es.iter().map(|e| format!("{e}\n")).collect::<String>();
-        fs::write(cove_file(dir.path(), "events.jsonl.1"), lines(old)).unwrap();
+        fs::write(state::path(dir.path(), state::EVENTS_OLD), lines(old)).unwrap();
         // A half-written last line is skipped.
         let text = lines(new) + "{\"event\":\"lo";
-        fs::write(cove_file(dir.path(), "events.jsonl"), text).unwrap();
+        fs::write(state::path(dir.path(), state::EVENTS), text).unwrap();
         dir
     }
 

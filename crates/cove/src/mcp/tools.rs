@@ -15,8 +15,9 @@ use rmcp::{tool, tool_router, ErrorData as McpError};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use super::dev_link::{cove_file, dev_json};
+use super::dev_link::dev_json;
 use super::{events, CoveMcp, Ctx};
+use crate::agent::state;
 use crate::cli::{RoutesArgs, Runtime};
 use crate::inspect::{query_json, routes_json, schema_json, WRITE_REFUSED};
 
@@ -183,7 +184,7 @@ impl CoveMcp {
     )]
     async fn errors(&self) -> Result<CallToolResult, McpError> {
         blocking(&self.ctx, |ctx| {
-            let last = fs::read_to_string(cove_file(&ctx.dir, "last_error.json"))
+            let last = fs::read_to_string(state::path(&ctx.dir, state::LAST_ERROR))
                 .ok()
                 .and_then(|t| serde_json::from_str::<Json>(&t).ok());
             let mut recent: Vec<Json> = events::all(&ctx.dir)
@@ -275,8 +276,8 @@ fn request_reload(ctx: &Ctx) -> Result<(Json, Vec<Json>)> {
         bail!("no `cove dev` is running for {}", ctx.dir.display());
     }
     let since = events::mark(&ctx.dir);
-    fs::create_dir_all(ctx.dir.join(".cove"))?;
-    fs::write(cove_file(&ctx.dir, "reload"), "").context("writing .cove/reload")?;
+    fs::create_dir_all(ctx.dir.join(state::DIR))?;
+    fs::write(state::path(&ctx.dir, state::RELOAD), "").context("writing .cove/reload")?;
     // A reload the watcher started for an edit may come first; its
     // migrations still count, but the answer is the requested one.
     let answered = |e: &Json| {
@@ -327,14 +328,14 @@ mod tests {
         let dir = dir.to_path_buf();
         std::thread::spawn(move || {
             for answer in answers {
-                let reload = cove_file(&dir, "reload");
+                let reload = state::path(&dir, state::RELOAD);
                 while fs::remove_file(&reload).is_err() {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 let mut log = fs::OpenOptions::new()
                     .append(true)
                     .create(true)
-                    .open(cove_file(&dir, "events.jsonl"))
+                    .open(state::path(&dir, state::EVENTS))
                     .unwrap();
                 for mut event in answer {
                     event["time"] = events::now_ms().into();
@@ -350,9 +351,9 @@ mod tests {
         fs::create_dir(dir.path().join(".cove")).unwrap();
         // An old answer from before the request must not count.
         let old = json!({ "event": "reloaded", "time": 1 });
-        fs::write(cove_file(dir.path(), "events.jsonl"), format!("{old}\n")).unwrap();
+        fs::write(state::path(dir.path(), state::EVENTS), format!("{old}\n")).unwrap();
         let me = json!({ "port": 1, "pid": std::process::id() });
-        fs::write(cove_file(dir.path(), "dev.json"), me.to_string()).unwrap();
+        fs::write(state::path(dir.path(), state::DEV), me.to_string()).unwrap();
         let ctx = Ctx {
             dir: dir.path().to_path_buf(),
             db: dir.path().join("data.db"),
