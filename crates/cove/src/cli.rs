@@ -284,6 +284,8 @@ pub enum AgentCommand {
     Routes(RoutesArgs),
     /// The database's schema, or a query's rows (`cove db`).
     Db(DbArgs),
+    /// One request to the dev server (`cove request`, the body as text).
+    Request(RequestArgs),
     /// Whether the dev server runs (`cove status`).
     Status(StatusArgs),
     /// The dev server's last error (`cove errors`).

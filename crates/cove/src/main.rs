@@ -70,7 +70,7 @@ fn main() {
         Some(Command::Inspect(args)) => sign::inspect(&args),
         Some(Command::Routes(args)) => inspect::routes(&args),
         Some(Command::Db(args)) => inspect::db(&args),
-        Some(Command::Request(args)) => request::run(&args),
+        Some(Command::Request(args)) => request::run(&args, request::Shape::Cove),
         Some(Command::Mcp(args)) => mcp::run(&args),
         Some(Command::Errors(args)) => agent::errors(&args),
         Some(Command::Status(args)) => agent::status(&args),

@@ -23,7 +23,17 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest response read, head and body together.
 const MAX_RESPONSE: usize = 1 << 20;
 
-pub fn run(args: &RequestArgs) -> Result<i32> {
+/// How the response is printed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Header names lowercased, the body parsed (see [`body_json`]).
+    Cove,
+    /// Hull's `agent request`: header names as the server sent them, the
+    /// body as text.
+    Hull,
+}
+
+pub fn run(args: &RequestArgs, shape: Shape) -> Result<i32> {
     let port = match args.port {
         Some(p) => p,
         None => crate::mcp::dev_link::listening_port(args.app.as_deref().unwrap_or(Path::new(".")))
@@ -35,13 +45,8 @@ pub fn run(args: &RequestArgs) -> Result<i32> {
         .map(|h| parse_header(h))
         .collect::<Result<Vec<_>>>();
     let result = headers.and_then(|headers| {
-        send(
-            port,
-            &args.method,
-            &args.path,
-            &headers,
-            args.data.as_deref().map(str::as_bytes),
-        )
+        let body = args.data.as_deref().map(str::as_bytes);
+        exchange(port, &args.method, &args.path, &headers, body, shape)
     });
     Ok(crate::inspect::emit(result))
 }
@@ -64,6 +69,17 @@ pub fn send(
     path: &str,
     headers: &[(String, String)],
     body: Option<&[u8]>,
+) -> Result<Json> {
+    exchange(port, method, path, headers, body, Shape::Cove)
+}
+
+fn exchange(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    shape: Shape,
 ) -> Result<Json> {
     let method = method.to_ascii_uppercase();
     if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
@@ -89,7 +105,7 @@ pub fn send(
     let raw =
         read_capped(&mut stream).with_context(|| format!("reading the response of {addr}"))?;
     let elapsed_ms = started.elapsed().as_millis() as u64;
-    let mut response = parse_response(&raw)?;
+    let mut response = parse_response(&raw, shape)?;
     response.insert("elapsed_ms".into(), elapsed_ms.into());
     // The documented key order: status, elapsed_ms, headers, body.
     let mut out = Map::new();
@@ -144,8 +160,8 @@ fn read_capped(stream: &mut impl Read) -> Result<Vec<u8>> {
     }
 }
 
-/// Status, headers (names lowercased; repeated ones joined with `, `) and body.
-fn parse_response(raw: &[u8]) -> Result<Map<String, Json>> {
+/// Status, headers (repeated ones joined with `, `) and body, as `shape` says.
+fn parse_response(raw: &[u8], shape: Shape) -> Result<Map<String, Json>> {
     let end = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -165,7 +181,11 @@ fn parse_response(raw: &[u8]) -> Result<Map<String, Json>> {
         let Some((name, value)) = line.split_once(':') else {
             continue;
         };
-        let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        let name = match shape {
+            Shape::Cove => name.trim().to_ascii_lowercase(),
+            Shape::Hull => name.trim().to_string(),
+        };
+        let value = value.trim();
         match headers.get_mut(&name) {
             Some(Json::String(prev)) => {
                 prev.push_str(", ");
@@ -177,7 +197,10 @@ fn parse_response(raw: &[u8]) -> Result<Map<String, Json>> {
         }
     }
     let mut body = &raw[end + 4..];
-    let header = |n: &str| headers.get(n).and_then(Json::as_str).unwrap_or_default();
+    let header = |n: &str| {
+        let found = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(n));
+        found.and_then(|(_, v)| v.as_str()).unwrap_or_default()
+    };
     let dechunked;
     if header("transfer-encoding").eq_ignore_ascii_case("chunked") {
         dechunked = dechunk(body)?;
@@ -185,7 +208,10 @@ fn parse_response(raw: &[u8]) -> Result<Map<String, Json>> {
     } else if let Ok(len) = header("content-length").parse::<usize>() {
         body = &body[..len.min(body.len())];
     }
-    let body = body_json(header("content-type"), body);
+    let body = match shape {
+        Shape::Cove => body_json(header("content-type"), body),
+        Shape::Hull => String::from_utf8_lossy(body).into_owned().into(),
+    };
     let mut out = Map::new();
     out.insert("status".into(), status.into());
     out.insert("headers".into(), Json::Object(headers));
@@ -257,10 +283,14 @@ mod tests {
     fn responses_parse_with_chunks_and_json() {
         let raw = b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nSet-Cookie: a=1\r\n\
                     set-cookie: b=2\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3;x=y\r\n:1}\r\n0\r\n\r\n";
-        let r = parse_response(raw).unwrap();
+        let r = parse_response(raw, Shape::Cove).unwrap();
         assert_eq!(r["status"], 201);
         assert_eq!(r["headers"]["set-cookie"], "a=1, b=2");
         assert_eq!(r["body"], json!({ "a": 1 }));
+        let hull = parse_response(raw, Shape::Hull).unwrap();
+        assert_eq!(hull["headers"]["Set-Cookie"], "a=1");
+        assert_eq!(hull["headers"]["set-cookie"], "b=2");
+        assert_eq!(hull["body"], "{\"a\":1}");
     }
 
     #[test]

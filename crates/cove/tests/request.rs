@@ -100,3 +100,20 @@ fn no_server_is_an_error_that_says_how_to_start_one() {
     assert_eq!(code, Some(1));
     assert!(v["error"].as_str().unwrap().contains("Name: value"), "{v}");
 }
+
+#[test]
+fn hulls_spelling_keeps_the_body_as_text_and_header_names_as_sent() {
+    let dir = app();
+    let server = Server::start(&dir.path().join("app.lua"), &[]);
+    let port = server.port.to_string();
+    let out = run(&["agent", "request", "GET", "/items", "-p", &port]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).expect("one JSON line");
+    assert_eq!(v["status"], 200);
+    assert_eq!(v["body"], r#"[{"id":1,"name":"apple"}]"#);
+    let names: Vec<&String> = v["headers"].as_object().unwrap().keys().collect();
+    assert!(
+        names.iter().any(|n| n.eq_ignore_ascii_case("content-type")),
+        "{names:?}"
+    );
+}

@@ -31,6 +31,7 @@ pub fn run(command: AgentCommand) -> Result<i32> {
         AgentCommand::Routes(args) => crate::inspect::routes(&args),
         AgentCommand::Db(args) => crate::inspect::db(&args),
         AgentCommand::Status(args) => status(&args),
+        AgentCommand::Request(args) => crate::request::run(&args, crate::request::Shape::Hull),
         AgentCommand::Errors(args) => errors(&args),
         AgentCommand::Test(args) => crate::testing::agent_test(args.dir.as_deref()),
     }
