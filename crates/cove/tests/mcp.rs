@@ -326,6 +326,7 @@ fn run_tests_returns_json_results() {
     let calls = json!([
         { "name": "run_tests" },
         { "name": "run_tests", "arguments": { "file": "tests/test_items.lua" } },
+        { "name": "run_tests", "arguments": { "file": "tests/test_nope.lua" } },
     ]);
     let r = stdio(&python, dir.path(), &calls, &["-d", s(server.db_path())]);
     for i in 0..2 {
@@ -334,6 +335,8 @@ fn run_tests_returns_json_results() {
         let text = out["results"].to_string();
         assert!(text.contains("GET /items lists the seeded item"), "{text}");
     }
+    let unknown = call(&r, 2, true)["text"].as_str().unwrap();
+    assert!(unknown.contains("test_nope.lua"), "{unknown}");
 }
 
 /// Dev protocol: `cove mcp` starts `cove dev` itself (waiting for its

@@ -265,6 +265,14 @@ fn run_tests(ctx: &Ctx, file: Option<&str>) -> Result<Json> {
             stdout.trim()
         );
     }
+    // A run that could not start prints `{"error"}` (naming file:line when
+    // it has one) instead of suites.
+    if let Some(error) = results
+        .iter()
+        .find_map(|r| r["error"].as_str().filter(|_| r.get("files").is_none()))
+    {
+        bail!("{error}");
+    }
     Ok(json!({ "exit_code": code, "passed": out.status.success(), "results": results }))
 }
 
