@@ -9,7 +9,6 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -36,7 +35,7 @@ pub enum Shape {
 pub fn run(args: &RequestArgs, shape: Shape) -> Result<i32> {
     let port = match args.port {
         Some(p) => p,
-        None => crate::mcp::dev_link::listening_port(args.app.as_deref().unwrap_or(Path::new(".")))
+        None => crate::mcp::dev_link::listening_port(&crate::agent::app_dir(args.app.as_deref()))
             .unwrap_or(crate::agent::state::DEFAULT_PORT),
     };
     let headers = args

@@ -262,6 +262,7 @@ fn streamable_http_with_allow_writes() {
     let Some(python) = python() else { return };
     let dir = app();
     let server = attached_server(dir.path());
+    let entry = dir.path().join("app.lua");
     let mut mcp = Command::new(bin())
         .args([
             "mcp",
@@ -270,7 +271,8 @@ fn streamable_http_with_allow_writes() {
             "--allow-writes",
             "-d",
             s(server.db_path()),
-            s(dir.path()),
+            // The entry file names the app directory too.
+            s(&entry),
         ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -105,10 +105,11 @@ impl ServerHandler for CoveMcp {
 }
 
 pub fn run(args: &McpArgs) -> Result<i32> {
-    let dir = args.app.clone().unwrap_or_else(|| PathBuf::from("."));
-    let dir = dir
-        .canonicalize()
-        .with_context(|| format!("{}: no such app directory", dir.display()))?;
+    // An entry file names its directory, as for `cove status`.
+    let dir = crate::agent::app_dir(args.app.as_deref());
+    if !dir.is_dir() {
+        bail!("{}: no such app directory", dir.display());
+    }
     if crate::app::entries_in(&dir).is_empty() {
         bail!(
             "{}: no app here ({}); give the app directory: `cove mcp path/to/app`",
