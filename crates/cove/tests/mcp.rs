@@ -144,11 +144,18 @@ fn attached_server(app: &Path) -> Server {
     server
 }
 
-#[test]
-fn tools_and_resources_over_stdio() {
-    let Some(python) = python() else { return };
+/// A stdio session on [`app`] attached to a dev server: the app, the server
+/// and the report of `calls`; `None` when the Python SDK is missing.
+fn attached_session(calls: &Value) -> Option<(tempfile::TempDir, Server, Value)> {
+    let python = python()?;
     let dir = app();
     let server = attached_server(dir.path());
+    let report = stdio(&python, dir.path(), calls, &["-d", s(server.db_path())]);
+    Some((dir, server, report))
+}
+
+#[test]
+fn tools_and_resources_over_stdio() {
     let calls = json!([
         { "name": "routes" },
         { "name": "schema" },
@@ -161,7 +168,9 @@ fn tools_and_resources_over_stdio() {
         { "name": "read:cove://app/.cove/dev.json" },
         { "name": "query", "arguments": { "sql": "SELEC nope" } },
     ]);
-    let r = stdio(&python, dir.path(), &calls, &["-d", s(server.db_path())]);
+    let Some((_dir, server, r)) = attached_session(&calls) else {
+        return;
+    };
 
     let tools = names(&r["tools"]);
     for t in [
@@ -322,15 +331,14 @@ impl Drop for KillOnDrop {
 /// Needs `cove test --json` (and `--file`), added alongside this.
 #[test]
 fn run_tests_returns_json_results() {
-    let Some(python) = python() else { return };
-    let dir = app();
-    let server = attached_server(dir.path());
     let calls = json!([
         { "name": "run_tests" },
         { "name": "run_tests", "arguments": { "file": "tests/test_items.lua" } },
         { "name": "run_tests", "arguments": { "file": "tests/test_nope.lua" } },
     ]);
-    let r = stdio(&python, dir.path(), &calls, &["-d", s(server.db_path())]);
+    let Some((_dir, _server, r)) = attached_session(&calls) else {
+        return;
+    };
     for i in 0..2 {
         let out = &call(&r, i, false)["json"];
         assert_eq!(out["passed"], true, "{out}");
