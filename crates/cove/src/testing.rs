@@ -69,7 +69,7 @@ pub fn run(args: &TestArgs) -> Result<i32> {
         };
         let suite = run_runtime(&app, &tests, args.db.as_deref())?;
         println!("\n{}", suite.summary());
-        failed |= suite.failed > 0;
+        failed |= suite.failed() > 0;
     }
     if !ran {
         bail!(
@@ -114,7 +114,7 @@ fn run_with(app: &AppSource, tests: &[String], mut db: Db) -> Result<Suite> {
     db.migrate(&app.files)
         .map_err(|e| anyhow::anyhow!("test: migration failed: {e}"))?;
     let config = app.script_config(Limits::default(), false);
-    let mut suite = Suite::default();
+    let mut suite = Suite::printing();
     let failed_load = |e: String| anyhow::anyhow!("test: failed to load {}: {e}", app.entry);
     match app.runtime {
         Runtime::Lua => {
