@@ -37,15 +37,22 @@ fn error_json(e: &anyhow::Error) -> Json {
 
 /// `cove test --json`: one runtime's suite.
 pub fn suite_json(runtime: Runtime, suite: &Suite, took: Duration) -> Json {
-    let files: Vec<Json> = suite.files.iter().map(file_json).collect();
-    json!({
-        "runtime": runtime.name(),
-        "files": files,
-        "total": suite.passed() + suite.failed(),
-        "passed": suite.passed(),
-        "failed": suite.failed(),
-        "duration_ms": ms(took),
-    })
+    let mut out = counted(runtime, suite, file_json);
+    out.insert("duration_ms".into(), ms(took).into());
+    out.into()
+}
+
+/// What both shapes start with: the runtime, its files, and the counts.
+fn counted(runtime: Runtime, suite: &Suite, file: fn(&FileResult) -> Json) -> Map<String, Json> {
+    let files: Vec<Json> = suite.files.iter().map(file).collect();
+    let (passed, failed) = (suite.passed(), suite.failed());
+    let mut out = Map::new();
+    out.insert("runtime".into(), runtime.name().into());
+    out.insert("files".into(), files.into());
+    out.insert("total".into(), (passed + failed).into());
+    out.insert("passed".into(), passed.into());
+    out.insert("failed".into(), failed.into());
+    out
 }
 
 fn file_json(file: &FileResult) -> Json {
@@ -123,14 +130,7 @@ fn ms(d: Duration) -> f64 {
 /// Hull's `hull agent test`: file names without directories, no durations
 /// or places.
 pub fn agent_json(runtime: Runtime, suite: &Suite) -> Json {
-    let files: Vec<Json> = suite.files.iter().map(agent_file).collect();
-    json!({
-        "runtime": runtime.name(),
-        "files": files,
-        "total": suite.passed() + suite.failed(),
-        "passed": suite.passed(),
-        "failed": suite.failed(),
-    })
+    counted(runtime, suite, agent_file).into()
 }
 
 fn agent_file(file: &FileResult) -> Json {
