@@ -154,8 +154,6 @@ fn run_all(
 
 /// `cove agent test [dir]`: Hull's `hull agent test` — one runtime (Lua
 /// when the app has both), one JSON line in Hull's shape.
-// The `agent` subcommand that calls this is wired in cli.rs separately.
-#[allow(dead_code)]
 pub fn agent_test(dir: Option<&Path>) -> Result<i32> {
     let dir = dir.unwrap_or(Path::new("."));
     let run = || -> Result<i32> {

@@ -230,3 +230,33 @@ fn each_runtime_has_its_line_lua_first() {
         assert_eq!(counts, (&12.into(), &8.into(), &4.into()), "{suite}");
     }
 }
+
+/// `cove agent test`: Hull's `hull agent test` — the Lua suite only when
+/// the app has both, basenames, `status` and `error`, and no other key.
+#[test]
+fn agent_test_prints_hulls_shape() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/testing");
+    let out = run(&["agent", "test", dir.to_str().expect("utf-8 path")]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1, "{}", out.stdout);
+    let suite = &lines[0];
+    let keys: Vec<&String> = suite.as_object().expect("object").keys().collect();
+    assert_eq!(keys, ["runtime", "files", "total", "passed", "failed"]);
+    assert_eq!(suite["runtime"], "lua");
+    assert_eq!((&suite["passed"], &suite["failed"]), (&8.into(), &4.into()));
+    for file in suite["files"].as_array().expect("files") {
+        assert!(
+            !file["name"].as_str().expect("name").contains('/'),
+            "{file}"
+        );
+        for case in file["tests"].as_array().expect("tests") {
+            let fields = case.as_object().expect("object");
+            match case["status"].as_str() {
+                Some("pass") => assert_eq!(fields.len(), 2, "{case}"),
+                Some("fail") => assert!(case["error"].is_string() && fields.len() == 3, "{case}"),
+                other => panic!("status {other:?}"),
+            }
+        }
+    }
+}
