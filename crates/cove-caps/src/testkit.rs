@@ -1,12 +1,16 @@
 //! What `cove test` shares between the runtimes (Hull §9): dispatching a test
-//! request in-process, deep comparison with a readable diff, and the report.
-//! The bindings only convert values to and from these types.
+//! request in-process, deep comparison with a readable diff, and the report
+//! (in `report`). The bindings only convert values to and from these types.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use bytes::Bytes;
 use serde_json::Value as Json;
+
+mod report;
+
+pub use report::{CaseResult, FailedRequest, Failure, FileResult, Suite};
 
 use cove_core::{
     log, run_main_blocking, run_pre_blocking, Engine, Exchange, Flow, Request, RouteTable, Target,
@@ -138,7 +142,7 @@ const MAX_TRAIL: usize = 3;
 /// alone does not). Cloned into the bindings' `test.get`…; [`Suite`] reads
 /// and clears it as each case ends.
 #[derive(Debug, Default, Clone)]
-pub struct Trail(Rc<RefCell<Vec<String>>>);
+pub struct Trail(Rc<RefCell<Vec<FailedRequest>>>);
 
 impl Trail {
     /// [`dispatch`], remembering the request if a script raised.
@@ -151,11 +155,12 @@ impl Trail {
         let (method, path) = (call.method.to_ascii_uppercase(), call.path.clone());
         let reply = dispatch(routes, engine, call);
         if !reply.errors.is_empty() {
-            let errors = reply.errors.join("\n");
-            self.0.borrow_mut().push(format!(
-                "{method} {path} → {}, handler error: {errors}",
-                reply.status
-            ));
+            self.0.borrow_mut().push(FailedRequest {
+                method,
+                path,
+                status: reply.status,
+                errors: reply.errors.clone(),
+            });
         }
         reply
     }
@@ -166,15 +171,13 @@ impl Trail {
         self.0.borrow_mut().clear();
     }
 
-    /// The lines to add to a failure, emptying the trail.
-    fn take(&self) -> Vec<String> {
-        let mut lines = std::mem::take(&mut *self.0.borrow_mut());
-        if lines.len() > MAX_TRAIL {
-            let more = lines.len() - MAX_TRAIL;
-            lines.drain(..more);
-            lines.insert(0, format!("… {more} earlier failed request(s)"));
-        }
-        lines
+    /// The last few requests and how many earlier ones are left out,
+    /// emptying the trail.
+    fn take(&self) -> (Vec<FailedRequest>, usize) {
+        let mut requests = std::mem::take(&mut *self.0.borrow_mut());
+        let earlier = requests.len().saturating_sub(MAX_TRAIL);
+        requests.drain(..earlier);
+        (requests, earlier)
     }
 }
 
@@ -307,82 +310,6 @@ pub fn eq_failure(msg: Option<&str>, expected: &Shown, actual: &Shown) -> String
     out
 }
 
-/// Pass/fail counts of one runtime's suite, printed in Hull's format.
-#[derive(Debug, Default)]
-pub struct Suite {
-    pub passed: usize,
-    pub failed: usize,
-    /// The running case's failed requests, shown if it fails.
-    pub trail: Trail,
-}
-
-impl Suite {
-    /// `--- tests/test_app.lua ---` before a file's cases.
-    pub fn file(&mut self, name: &str) {
-        self.trail.clear();
-        println!("\n--- {name} ---");
-    }
-
-    /// A case's result; a failure is followed by the requests of the case
-    /// whose handler raised: `GET /x → 500, handler error: app.lua:7: ...`.
-    pub fn case(&mut self, name: &str, outcome: Result<(), String>) {
-        print!("{}", self.case_text(name, outcome));
-    }
-
-    fn case_text(&mut self, name: &str, outcome: Result<(), String>) -> String {
-        let trail = self.trail.take();
-        match outcome {
-            Ok(()) => {
-                self.passed += 1;
-                format!("  PASS  {name}\n")
-            }
-            Err(e) => {
-                self.failed += 1;
-                let mut out = format!("  FAIL  {name}\n");
-                push_indented(&mut out, &e, &trail);
-                out
-            }
-        }
-    }
-
-    /// A file that failed to load counts as one failed test.
-    pub fn load_error(&mut self, error: &str) {
-        self.failed += 1;
-        let mut out = "  ERROR  the file failed to load\n".to_string();
-        push_indented(&mut out, error, &self.trail.take());
-        print!("{out}");
-    }
-
-    /// `N/M tests passed[, K failed]`.
-    pub fn summary(&self) -> String {
-        let total = self.passed + self.failed;
-        if self.failed == 0 {
-            format!("{}/{total} tests passed", self.passed)
-        } else {
-            format!(
-                "{}/{total} tests passed, {} failed",
-                self.passed, self.failed
-            )
-        }
-    }
-}
-
-/// `error`'s lines indented by four, then the failed requests (their
-/// continuation lines by six).
-fn push_indented(out: &mut String, error: &str, trail: &[String]) {
-    let indent = |out: &mut String, text: &str, more: &str| {
-        for (i, line) in text.lines().enumerate() {
-            out.push_str(if i == 0 { "    " } else { more });
-            out.push_str(line);
-            out.push('\n');
-        }
-    };
-    indent(out, error, "    ");
-    for request in trail {
-        indent(out, request, "      ");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,41 +386,5 @@ mod tests {
                 ("x", "y".to_string())
             ]
         );
-    }
-
-    #[test]
-    fn a_failing_case_names_the_requests_whose_handler_raised() {
-        let mut s = Suite::default();
-        let note = |s: &Suite, line: &str| s.trail.0.borrow_mut().push(line.to_string());
-        note(&s, "GET /x → 500, handler error: app.lua:7: boom");
-        // A passing case prints nothing extra, and its requests are forgotten.
-        assert_eq!(s.case_text("passes", Ok(())), "  PASS  passes\n");
-        note(&s, "GET /x → 500, handler error: app.lua:7: boom\nmore");
-        assert_eq!(
-            s.case_text("fails", Err("t.lua:2: test.eq failed\n  expected: 1".into())),
-            "  FAIL  fails\n    t.lua:2: test.eq failed\n      expected: 1\n    GET /x → 500, handler error: app.lua:7: boom\n      more\n"
-        );
-        for i in 0..5 {
-            note(&s, &format!("GET /{i} → 500, handler error: e"));
-        }
-        let text = s.case_text("many", Err("no".into()));
-        assert_eq!(
-            text,
-            "  FAIL  many\n    no\n    … 2 earlier failed request(s)\n    GET /2 → 500, handler error: e\n    GET /3 → 500, handler error: e\n    GET /4 → 500, handler error: e\n"
-        );
-        assert_eq!(
-            s.case_text("clean", Err("no".into())),
-            "  FAIL  clean\n    no\n"
-        );
-        assert_eq!(s.summary(), "1/4 tests passed, 3 failed");
-    }
-
-    #[test]
-    fn summary_counts() {
-        let mut s = Suite::default();
-        s.case("a", Ok(()));
-        assert_eq!(s.summary(), "1/1 tests passed");
-        s.case("b", Err("x".into()));
-        assert_eq!(s.summary(), "1/2 tests passed, 1 failed");
     }
 }

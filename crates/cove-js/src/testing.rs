@@ -3,6 +3,7 @@
 //! Unlike Hull, an async test function is awaited and its rejection fails it.
 
 use std::rc::{Rc, Weak};
+use std::time::Duration;
 
 use rquickjs::function::Opt;
 use rquickjs::{Array, Ctx, Exception, Function, Object, Value};
@@ -92,10 +93,12 @@ pub fn run_suite(app: JsApp, files: &AppFiles, test_files: &[String], suite: &mu
                 let case = case.and_then(|c| Ok((c.get::<String>(0)?, c.get::<Function>(1)?)));
                 match case {
                     Ok((name, f)) => {
-                        let outcome = run_case(&ctx, &app.engine, &f, &budget);
-                        suite.case(&name, outcome);
+                        suite.timed(&name, || run_case(&ctx, &app.engine, &f, &budget));
                     }
-                    Err(e) => suite.case("(unnamed)", Err(describe(&ctx, e, &budget))),
+                    Err(e) => {
+                        let error = describe(&ctx, e, &budget);
+                        suite.case("(unnamed)", Err(error), Duration::ZERO);
+                    }
                 }
             }
         }

@@ -53,11 +53,11 @@ pub fn run_suite(app: LuaApp, files: &AppFiles, test_files: &[String], suite: &m
         suite.trail.clear();
         let registered = std::mem::take(&mut *cases.borrow_mut());
         for (name, case) in registered {
-            let outcome = app
-                .engine
-                .budget
-                .run(|| case.call::<()>(()).map_err(|e| describe(&e)));
-            suite.case(&name, outcome);
+            suite.timed(&name, || {
+                app.engine
+                    .budget
+                    .run(|| case.call::<()>(()).map_err(|e| describe(&e)))
+            });
         }
     }
 }

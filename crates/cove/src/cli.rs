@@ -111,6 +111,14 @@ pub struct TestArgs {
     /// own in that database, dropped afterwards.
     #[arg(short, long)]
     pub db: Option<String>,
+    /// Print one JSON line per runtime instead of text (each case with its
+    /// status, duration and, when it failed, the error's file and line).
+    #[arg(long)]
+    pub json: bool,
+    /// Run only this test file: its path in the app (tests/test_app.lua)
+    /// or its file name (test_app.lua). Repeatable.
+    #[arg(long = "file", value_name = "NAME")]
+    pub files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

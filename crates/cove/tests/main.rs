@@ -58,5 +58,6 @@ mod static_files;
 mod storage_faults;
 mod templates;
 mod testing;
+mod testing_json;
 mod typescript;
 mod websocket;
