@@ -328,7 +328,7 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// Needs `cove test --json` (and `--file`), added alongside this.
+/// `cove test --json` in a child: all files, one file, an unknown file.
 #[test]
 fn run_tests_returns_json_results() {
     let calls = json!([
