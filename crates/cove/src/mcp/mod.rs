@@ -44,6 +44,12 @@ impl Ctx {
     fn db_file(&self) -> Option<&Path> {
         Some(self.db.as_path()).filter(|p| p.is_file())
     }
+
+    /// The dev server link; a tool that panicked holding it leaves it usable
+    /// (it holds no invariant a panic could break).
+    fn link(&self) -> std::sync::MutexGuard<'_, DevLink> {
+        self.link.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// One MCP session's handler.
@@ -143,9 +149,7 @@ pub fn run(args: &McpArgs) -> Result<i32> {
     });
     // Blocking tool calls still running must not outlive the dev server.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    if let Ok(mut link) = ctx.link.lock() {
-        link.stop();
-    }
+    ctx.link().stop();
     served.map(|()| 0)
 }
 

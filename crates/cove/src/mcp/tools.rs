@@ -130,7 +130,7 @@ impl CoveMcp {
         Parameters(p): Parameters<RequestParams>,
     ) -> Result<CallToolResult, McpError> {
         blocking(&self.ctx, move |ctx| {
-            let port = ctx.link.lock().map_err(|_| anyhow!("poisoned"))?.port()?;
+            let port = ctx.link().port()?;
             let headers: Vec<(String, String)> =
                 p.headers.unwrap_or_default().into_iter().collect();
             let since = events::mark(&ctx.dir);
@@ -227,7 +227,7 @@ impl CoveMcp {
     )]
     async fn status(&self) -> Result<CallToolResult, McpError> {
         blocking(&self.ctx, |ctx| {
-            let link = ctx.link.lock().map_err(|_| anyhow!("poisoned"))?;
+            let link = ctx.link();
             Ok(json!({
                 "running": link.port().is_ok(),
                 "started_by_mcp": link.started_here(),
@@ -280,7 +280,7 @@ fn run_tests(ctx: &Ctx, file: Option<&str>) -> Result<Json> {
 /// the `reloaded` event and the migrations applied before it, or an error
 /// naming file:line from a `reload_failed` event.
 fn request_reload(ctx: &Ctx) -> Result<(Json, Vec<Json>)> {
-    if !ctx.link.lock().map_err(|_| anyhow!("poisoned"))?.running() {
+    if !ctx.link().running() {
         bail!("no `cove dev` is running for {}", ctx.dir.display());
     }
     let since = events::mark(&ctx.dir);
