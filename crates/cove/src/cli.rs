@@ -262,6 +262,10 @@ pub struct DevArgs {
     /// (docs/agents.md). The same lines go to .cove/events.jsonl either way.
     #[arg(long)]
     pub agent: bool,
+    /// Stop when the process that started this one exits (`cove mcp`'s dev
+    /// server, which must not outlive a killed session).
+    #[arg(long, hide = true)]
+    pub stop_with_parent: bool,
 }
 
 #[derive(Debug, Args)]

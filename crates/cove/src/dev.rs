@@ -54,6 +54,9 @@ pub fn run(dev_args: &DevArgs) -> Result<i32> {
         );
     }
     serve::init(args);
+    if dev_args.stop_with_parent {
+        stop_with_parent()?;
+    }
     let events = Arc::new(Events::start(&dir, dev_args.agent));
     let tee = events.clone();
     log::tee(move |level, tag, message| {
@@ -105,8 +108,12 @@ pub fn run(dev_args: &DevArgs) -> Result<i32> {
         files: app.files.clone(),
         pubsub: shared.pubsub.clone(),
     };
+    let db_file = match crate::target::postgres_url(&args.db) {
+        Some(_) => None,
+        None => std::fs::canonicalize(&args.db).ok(),
+    };
     let listening = |addr| {
-        events.started(addr, app.runtime.name(), &app.entry);
+        events.started(addr, app.runtime.name(), &app.entry, db_file.as_deref());
         Ok(())
     };
     let served = match app.runtime {
@@ -136,6 +143,23 @@ pub fn run(dev_args: &DevArgs) -> Result<i32> {
     served.map_err(serve::load_failed)?;
     serve::shut_down(main_db);
     Ok(0)
+}
+
+/// SIGTERM this process (a clean stop) once its parent has exited: polled,
+/// as a parent's SIGKILL leaves nothing else to notice.
+fn stop_with_parent() -> Result<()> {
+    use rustix::process::{getpid, getppid, kill_process, Signal};
+    let parent = getppid();
+    thread::Builder::new()
+        .name("cove-dev-parent".into())
+        .spawn(move || {
+            while getppid() == parent {
+                thread::sleep(POLL);
+            }
+            log::info("the process that started cove dev exited; stopping");
+            let _ = kill_process(getpid(), Signal::TERM);
+        })?;
+    Ok(())
 }
 
 /// The watcher thread, running [`Dev::watch`] until `finish`.

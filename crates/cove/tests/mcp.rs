@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::util::{bin, run_command, Exit, Server, TIMEOUT};
+use crate::util::{bin, run, run_command, Exit, Server, TIMEOUT};
 
 const APP: &str = r#"app.get("/items", function(req, res)
   res:json(db.query("SELECT id, name FROM items ORDER BY id"))
@@ -130,27 +130,38 @@ fn call(report: &Value, i: usize, error: bool) -> &Value {
     c
 }
 
-/// A server for `app` with the dev.json `cove dev` would write, so that
-/// `cove mcp` attaches to it instead of starting one.
+/// The app's `cove dev` (its own database, elsewhere), for `cove mcp` to
+/// attach to through the dev.json it writes.
 fn attached_server(app: &Path) -> Server {
-    // Its database (migrated as dev starts) is the one `cove mcp -d` is given.
     let server = Server::start(&app.join("app.lua"), &["dev"]);
-    write(
-        app,
-        ".cove/dev.json",
-        &json!({ "port": server.port, "pid": server.pid(), "runtime": "lua", "entry": "app.lua" })
-            .to_string(),
-    );
+    let dev: Value = serde_json::from_str(
+        &std::fs::read_to_string(app.join(".cove/dev.json")).expect("dev.json"),
+    )
+    .expect("dev.json is JSON");
+    assert_eq!(dev["port"], server.port);
+    // A table only that database has: a session that reads another (the
+    // app's data.db, the migrations in memory) does not see it.
+    let db = s(server.db_path());
+    let made = run(&[
+        "db",
+        "query",
+        "--write",
+        "CREATE TABLE only_in_dev (x)",
+        "-d",
+        db,
+    ]);
+    assert_eq!(made.code, Some(0), "{}", made.stdout);
     server
 }
 
 /// A stdio session on [`app`] attached to a dev server: the app, the server
-/// and the report of `calls`; `None` when the Python SDK is missing.
+/// and the report of `calls`; `None` when the Python SDK is missing. No
+/// `-d`: the session reads the database dev.json names.
 fn attached_session(calls: &Value) -> Option<(tempfile::TempDir, Server, Value)> {
     let python = python()?;
     let dir = app();
     let server = attached_server(dir.path());
-    let report = stdio(&python, dir.path(), calls, &["-d", s(server.db_path())]);
+    let report = stdio(&python, dir.path(), calls, &[]);
     Some((dir, server, report))
 }
 
@@ -222,6 +233,14 @@ fn tools_and_resources_over_stdio() {
         .iter()
         .find(|t| t["name"] == "items")
         .expect("items table");
+    assert!(
+        tables
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "only_in_dev"),
+        "{tables}"
+    );
     assert_eq!(
         items["columns"][1],
         json!({ "name": "name", "type": "TEXT", "notnull": true })
@@ -428,4 +447,50 @@ fn a_broken_app_is_reported_with_file_and_line() {
     assert!(reload.starts_with("app.lua:2: "), "{reload}");
     let request = call(&r, 2, true)["text"].as_str().unwrap();
     assert!(request.contains("`errors` tool"), "{request}");
+}
+
+/// A session killed outright (SIGKILL: no chance to stop anything) does not
+/// leave the dev server it started running.
+#[test]
+fn the_dev_server_stops_with_a_killed_session() {
+    let dir = app();
+    let mut mcp = Command::new(bin())
+        .args(["mcp", s(dir.path()), "-p", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn cove mcp");
+    let dev_json = dir.path().join(".cove/dev.json");
+    let start = Instant::now();
+    let pid = loop {
+        let read = std::fs::read_to_string(&dev_json).ok();
+        if let Some(dev) = read.and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
+            break dev["pid"].as_u64().expect("pid");
+        }
+        assert!(start.elapsed() < TIMEOUT, "cove mcp started no dev server");
+        thread::sleep(Duration::from_millis(20));
+    };
+    mcp.kill().expect("SIGKILL cove mcp");
+    mcp.wait().expect("reap cove mcp");
+    // Gone, or a zombie its new parent has yet to reap.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    while alive() {
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "cove dev {pid} outlived its killed session"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    // It stopped cleanly: no dev.json left to mislead `cove status`.
+    assert!(!dev_json.exists());
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Value as Json};
 
 /// The directory, under the app's.
 pub const DIR: &str = ".cove";
-/// `{"port","pid","started_at","runtime","entry","url"}` while a dev server runs.
+/// `{"port","pid","started_at","runtime","entry","url","db"}` while a dev server runs.
 pub const DEV: &str = "dev.json";
 /// The last failed load or request; gone after a good (re)load.
 pub const LAST_ERROR: &str = "last_error.json";
@@ -64,7 +64,7 @@ pub fn status(app_dir: &Path, port: Option<u16>) -> Json {
     let running = answers(port);
     let mut out = json!({ "running": running, "port": port });
     if let (true, Some(Json::Object(dev))) = (running && recorded == Some(port), dev) {
-        for key in ["pid", "started_at", "runtime", "entry", "url"] {
+        for key in ["pid", "started_at", "runtime", "entry", "url", "db"] {
             if let Some(v) = dev.get(key) {
                 out[key] = v.clone();
             }

@@ -92,7 +92,9 @@ impl Events {
     }
 
     /// The server listens on `addr`: `dev.json`, and the `started` event.
-    pub fn started(&self, addr: SocketAddr, runtime: &str, entry: &str) {
+    /// `db` is the database file (`None` for PostgreSQL: a URL's password
+    /// stays out of files).
+    pub fn started(&self, addr: SocketAddr, runtime: &str, entry: &str, db: Option<&Path>) {
         let url = format!("http://{addr}");
         let fields = json!({
             "port": addr.port(),
@@ -100,6 +102,7 @@ impl Events {
             "runtime": runtime,
             "entry": entry,
             "url": url,
+            "db": db,
         });
         let mut dev = fields.clone();
         dev["started_at"] = (now_ms() / 1000).into();
@@ -200,11 +203,18 @@ mod tests {
     fn started_and_stopped_keep_dev_json() {
         let dir = tempfile::tempdir().unwrap();
         let events = Events::start(dir.path(), false);
-        events.started("127.0.0.1:4321".parse().unwrap(), "lua", "app.lua");
+        let db = dir.path().join("dev.db");
+        events.started(
+            "127.0.0.1:4321".parse().unwrap(),
+            "lua",
+            "app.lua",
+            Some(&db),
+        );
         let dev = state::read_json(dir.path(), state::DEV).unwrap();
         assert_eq!(dev["port"], 4321);
         assert_eq!(dev["url"], "http://127.0.0.1:4321");
         assert_eq!(dev["pid"], std::process::id());
+        assert_eq!(dev["db"], db.to_str().unwrap());
         events.stopped();
         assert!(state::read_json(dir.path(), state::DEV).is_none());
         let kinds: Vec<Json> = lines(dir.path(), state::EVENTS)

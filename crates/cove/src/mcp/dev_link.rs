@@ -62,7 +62,7 @@ impl DevLink {
         let since = events::mark(dir);
         let exe = std::env::current_exe().context("finding the cove executable")?;
         let child = Command::new(exe)
-            .arg("dev")
+            .args(["dev", "--stop-with-parent"])
             .args(["-p", &port.to_string(), "-d"])
             .arg(db)
             .arg(dir)

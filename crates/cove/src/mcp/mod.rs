@@ -42,7 +42,7 @@ impl Ctx {
     /// The database file for `schema` and `query`, once the dev server has
     /// created it (before, they read the migrations into memory).
     fn db_file(&self) -> Option<&Path> {
-        Some(self.db.as_path()).filter(|p| p.is_file())
+        Some(self.db.as_path()).filter(|p| p.is_file() || crate::target::postgres_url(p).is_some())
     }
 
     /// The dev server link; a tool that panicked holding it leaves it usable
@@ -130,7 +130,12 @@ pub fn run(args: &McpArgs) -> Result<i32> {
              from elsewhere through an SSH tunnel"
         );
     }
-    let db = args.db.clone().unwrap_or_else(|| dir.join("data.db"));
+    // Attached, the running server's database file (dev.json names it; not a
+    // PostgreSQL URL, whose password stays out of files).
+    let running_db = dev_link::listening_port(&dir)
+        .and_then(|_| dev_link::dev_json(&dir))
+        .and_then(|dev| dev["db"].as_str().map(PathBuf::from));
+    let db = (args.db.clone().or(running_db)).unwrap_or_else(|| dir.join("data.db"));
     let link = DevLink::attach_or_start(&dir, args.port, &db)?;
     let ctx = Arc::new(Ctx {
         dir,
