@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 
-use crate::util::{bin, both, send_signal, Conn, Lang, TIMEOUT};
+use crate::util::{bin, both, send_signal, write_file as write, Conn, Lang, TIMEOUT};
 
 const LUA: &str = r#"app.get("/", function(req, res) res:json({ ok = true }) end)
 app.get("/boom", function(req, res)
@@ -50,12 +50,6 @@ fn app(lang: Lang) -> tempfile::TempDir {
     dir
 }
 
-fn write(dir: &Path, rel: &str, text: &str) {
-    let path = dir.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 /// `cove <args>` in `dir`: its stdout as JSON, and its exit code.
 fn cove_json(dir: &Path, args: &[&str]) -> (Json, i32) {
     let out = Command::new(bin())
@@ -74,6 +68,23 @@ fn cove_json(dir: &Path, args: &[&str]) -> (Json, i32) {
     (value, out.status.code().unwrap_or(-1))
 }
 
+/// `cove dev --agent` to run in the app directory `dir`.
+fn dev_agent(dir: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args([
+        "dev",
+        "--agent",
+        "-p",
+        "0",
+        "-d",
+        "dev.db",
+        "--workers",
+        "1",
+    ])
+    .current_dir(dir);
+    cmd
+}
+
 /// `cove dev --agent` in the app directory, its stdout read as events.
 struct Dev {
     child: Child,
@@ -82,18 +93,7 @@ struct Dev {
 
 impl Dev {
     fn start(dir: &Path) -> Dev {
-        let mut child = Command::new(bin())
-            .args([
-                "dev",
-                "--agent",
-                "-p",
-                "0",
-                "-d",
-                "dev.db",
-                "--workers",
-                "1",
-            ])
-            .current_dir(dir)
+        let mut child = dev_agent(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -277,18 +277,7 @@ fn app_logs_are_events_and_stop_is_the_last() {
 fn events_redirected_into_the_app_directory_do_not_reload_it() {
     let dir = app(Lang::Lua);
     let out = std::fs::File::create(dir.path().join("events.log")).unwrap();
-    let mut child = Command::new(bin())
-        .args([
-            "dev",
-            "--agent",
-            "-p",
-            "0",
-            "-d",
-            "dev.db",
-            "--workers",
-            "1",
-        ])
-        .current_dir(dir.path())
+    let mut child = dev_agent(dir.path())
         .stdout(out)
         .stderr(Stdio::null())
         .spawn()

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::util::{bin, Conn, Server, TIMEOUT};
+use crate::util::{bin, write_file as write, Conn, Server, TIMEOUT};
 
 /// How long a reload may take to show; generous for a loaded 2-core machine.
 const RELOAD: Duration = Duration::from_secs(20);
@@ -30,12 +30,6 @@ fn lua_app() -> tempfile::TempDir {
         "CREATE TABLE visits (id INTEGER PRIMARY KEY);",
     );
     dir
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let path = dir.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 fn dev(app: &Path) -> Server {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::util::{both, line_of, Lang, Server};
+use crate::util::{both, line_of, write_file as write, Lang, Server};
 
 /// How long a reload may take to show; generous for a loaded 2-core machine.
 const RELOAD: Duration = Duration::from_secs(20);
@@ -69,12 +69,6 @@ fn app(lang: Lang) -> tempfile::TempDir {
 
 fn entry(lang: Lang) -> String {
     format!("app.{}", lang.ext())
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let path = dir.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 /// `(line number, line text)` of the line holding `marker`.

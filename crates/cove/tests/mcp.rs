@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::util::{bin, run, run_command, Exit, Server, TIMEOUT};
+use crate::util::{bin, run, run_command, write_file as write, Exit, Server, TIMEOUT};
 
 const APP: &str = r#"app.get("/items", function(req, res)
   res:json(db.query("SELECT id, name FROM items ORDER BY id"))
@@ -46,12 +46,6 @@ fn app() -> tempfile::TempDir {
     );
     write(dir.path(), "tests/test_items.lua", TEST);
     dir
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let path = dir.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 fn s(p: &Path) -> &str {

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::util::{fixture, line_of, run, Server};
+use crate::util::{fixture, line_of, run, write_file as write, Server};
 
 /// `tests/fixtures/<name>/`.
 fn fixture_dir(name: &str) -> std::path::PathBuf {
@@ -186,12 +186,6 @@ fn clear_cache_is_callable() {
         assert_eq!(s.get("/clear").text(), "cleared");
         assert_eq!(s.get("/page").text(), PAGE);
     }
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let path = dir.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 /// `cove dev` builds new VMs on any change, and with them new template

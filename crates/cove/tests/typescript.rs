@@ -12,18 +12,12 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::migrate::cove_in;
-use crate::util::{line_of, run, Server};
+use crate::util::{line_of, run, write_file as write, Server};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/typescript")
         .join(name)
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let path = dir.join(rel);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
 }
 
 /// `cove <app>` that must fail to load; returns stderr.

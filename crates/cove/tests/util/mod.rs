@@ -355,6 +355,13 @@ pub fn run(args: &[&str]) -> Exit {
     run_exe(Path::new(bin()), args)
 }
 
+/// Write `text` to `dir/rel`, creating its directories.
+pub fn write_file(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// Run `exe args...` in a temporary directory and wait for it to exit.
 pub fn run_exe(exe: &Path, args: &[&str]) -> Exit {
     let dir = tempfile::tempdir().expect("tempdir");
