@@ -10,6 +10,7 @@ mod error;
 mod inspect;
 mod metrics;
 pub use metrics::count_migrations;
+pub use sql_text::mentions_reserved;
 mod migrations;
 mod pg;
 mod shared;

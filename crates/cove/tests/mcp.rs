@@ -315,6 +315,7 @@ fn streamable_http_with_allow_writes() {
     let calls = json!([
         { "name": "query", "arguments": { "sql": "INSERT INTO items (name) VALUES ('pear')" } },
         { "name": "request", "arguments": { "method": "GET", "path": "/items" } },
+        { "name": "query", "arguments": { "sql": "DELETE FROM _hull_migrations" } },
     ]);
     let mut cmd = Command::new(&python);
     cmd.arg(client_py())
@@ -323,6 +324,24 @@ fn streamable_http_with_allow_writes() {
     assert_eq!(r["tools"].as_object().unwrap().len(), 10, "{}", r["tools"]);
     call(&r, 0, false);
     assert_eq!(call(&r, 1, false)["json"]["body"][1]["name"], "pear");
+    // Writes allowed, Cove's own tables stay the app's no-go area.
+    let reserved = call(&r, 2, true)["text"].as_str().unwrap();
+    assert!(
+        reserved.contains("_hull_* tables are Cove's own"),
+        "{reserved}"
+    );
+    let applied = run(&[
+        "db",
+        "query",
+        "SELECT count(*) FROM _hull_migrations",
+        "-d",
+        s(server.db_path()),
+    ]);
+    assert!(
+        applied.stdout.contains("\"rows\":[[1]]"),
+        "{}",
+        applied.stdout
+    );
 
     let refused = Command::new(bin())
         .args(["mcp", "--http", "0.0.0.0:0", s(dir.path())])

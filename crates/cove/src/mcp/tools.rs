@@ -108,6 +108,13 @@ impl CoveMcp {
         Parameters(p): Parameters<QueryParams>,
     ) -> Result<CallToolResult, McpError> {
         blocking(&self.ctx, move |ctx| {
+            // The app may not touch Cove's own tables, so neither may its agent
+            // (Hull's lexical rule: the name anywhere in the text).
+            if cove_db::mentions_reserved(&p.sql) {
+                bail!(
+                    "the _hull_* tables are Cove's own (migrations, sessions, kv) and the app                      cannot touch them, so this tool does not either; read them with                      `cove db query` in a terminal"
+                );
+            }
             query_json(&p.sql, ctx.allow_writes, Some(&ctx.dir), ctx.db_file()).map_err(|e| {
                 if e.to_string().starts_with(WRITE_REFUSED) {
                     anyhow!(
