@@ -316,6 +316,15 @@ fn streamable_http_with_allow_writes() {
         { "name": "query", "arguments": { "sql": "INSERT INTO items (name) VALUES ('pear')" } },
         { "name": "request", "arguments": { "method": "GET", "path": "/items" } },
         { "name": "query", "arguments": { "sql": "DELETE FROM _hull_migrations" } },
+        // Every other tool once over this transport too.
+        { "name": "routes" },
+        { "name": "schema" },
+        { "name": "run_tests", "arguments": { "file": "test_items.lua" } },
+        { "name": "logs", "arguments": { "lines": 5 } },
+        { "name": "errors" },
+        { "name": "reload" },
+        { "name": "migrate" },
+        { "name": "status" },
     ]);
     let mut cmd = Command::new(&python);
     cmd.arg(client_py())
@@ -342,6 +351,16 @@ fn streamable_http_with_allow_writes() {
         "{}",
         applied.stdout
     );
+    assert_eq!(call(&r, 3, false)["json"]["routes"][0]["pattern"], "/items");
+    assert!(call(&r, 4, false)["json"]["tables"].is_array());
+    // Tests run on a database of their own: the pear is not there.
+    let tests = &call(&r, 5, false)["json"];
+    assert_eq!(tests["results"][0]["passed"], 1, "{tests}");
+    assert!(call(&r, 6, false)["json"]["events"].is_array());
+    assert!(call(&r, 7, false)["json"].is_object());
+    assert_eq!(call(&r, 8, false)["json"]["result"]["event"], "reloaded");
+    assert_eq!(call(&r, 9, false)["json"]["message"], "already up to date");
+    assert_eq!(call(&r, 10, false)["json"]["dev"]["port"], server.port);
 
     let refused = Command::new(bin())
         .args(["mcp", "--http", "0.0.0.0:0", s(dir.path())])
