@@ -53,6 +53,15 @@ pub fn run(dev_args: &DevArgs) -> Result<i32> {
              every reload; use e.g. `-d dev.db`"
         );
     }
+    // One dev server an app: a second would wipe the first's .cove record
+    // and race it on every reload.
+    if let Some(port) = crate::agent::state::listening_port(&dir) {
+        bail!(
+            "cove dev is already running for {} (port {port}; `cove status` shows it); \
+             stop it first, or use that one",
+            dir.display()
+        );
+    }
     serve::init(args);
     if dev_args.stop_with_parent {
         stop_with_parent()?;

@@ -35,7 +35,7 @@ pub enum Shape {
 pub fn run(args: &RequestArgs, shape: Shape) -> Result<i32> {
     let port = match args.port {
         Some(p) => p,
-        None => crate::mcp::dev_link::listening_port(&crate::agent::app_dir(args.app.as_deref()))
+        None => crate::agent::state::listening_port(&crate::agent::app_dir(args.app.as_deref()))
             .unwrap_or(crate::agent::state::DEFAULT_PORT),
     };
     let headers = args

@@ -322,3 +322,24 @@ fn agent_routes_and_db_print_hull_shapes() {
         json!({ "columns": ["one"], "rows": [[1]], "count": 1 })
     );
 }
+
+#[test]
+fn a_second_dev_server_for_the_app_is_refused() {
+    let dir = app(Lang::Lua);
+    let first = Dev::start(dir.path());
+    let port = first.port();
+    let second = dev_agent(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run a second cove dev");
+    assert_eq!(second.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains("already running for") && stderr.contains(&port.to_string()),
+        "{stderr}"
+    );
+    // The first one's record is untouched.
+    assert_eq!(cove_json(dir.path(), &["status"]).0["port"], port);
+    assert_eq!(first.nth("started", 1)["port"], port);
+}

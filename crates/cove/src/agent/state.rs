@@ -51,11 +51,31 @@ pub fn answers(port: u16) -> bool {
     TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_ok()
 }
 
+/// `<app>/.cove/dev.json`, if present and JSON.
+pub fn dev_json(app_dir: &Path) -> Option<Json> {
+    read_json(app_dir, DEV)
+}
+
+/// The port of the app's `cove dev`, if its dev.json names a live process
+/// that accepts connections there (a stale file from a crash does not count).
+pub fn listening_port(app_dir: &Path) -> Option<u16> {
+    let info = dev_json(app_dir)?;
+    let port = u16::try_from(info.get("port")?.as_u64()?).ok()?;
+    let pid = i32::try_from(info.get("pid")?.as_i64()?).ok()?;
+    (alive(pid) && answers(port)).then_some(port)
+}
+
+/// Whether process `pid` exists (signal 0).
+pub fn alive(pid: i32) -> bool {
+    use rustix::process::{test_kill_process, Pid};
+    Pid::from_raw(pid).is_some_and(|pid| test_kill_process(pid).is_ok())
+}
+
 /// `cove status`: `{"running":bool,"port":P}` as Hull's `agent status`,
 /// plus what `dev.json` says of a dev server that answers. The port is
 /// `port` if given, else `dev.json`'s, else 3000.
 pub fn status(app_dir: &Path, port: Option<u16>) -> Json {
-    let dev = read_json(app_dir, DEV);
+    let dev = dev_json(app_dir);
     let recorded = dev
         .as_ref()
         .and_then(|d| d["port"].as_u64())

@@ -9,35 +9,16 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use rustix::process::{kill_process, test_kill_process, Pid, Signal};
-use serde_json::Value as Json;
+use rustix::process::{kill_process, Pid, Signal};
 
 use super::events;
-use crate::agent::state;
+use crate::agent::state::{self, alive, dev_json, listening_port};
 
 /// How long a started `cove dev` may take to listen (or report its app broken).
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a stopped child gets to exit after SIGTERM before SIGKILL.
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(50);
-
-/// `<app>/.cove/dev.json`, if present and JSON.
-pub(crate) fn dev_json(dir: &Path) -> Option<Json> {
-    state::read_json(dir, state::DEV)
-}
-
-/// The port of the app's `cove dev`, if its dev.json names a live process
-/// that accepts connections there (a stale file from a crash does not count).
-pub(crate) fn listening_port(dir: &Path) -> Option<u16> {
-    let info = dev_json(dir)?;
-    let port = u16::try_from(info.get("port")?.as_u64()?).ok()?;
-    let pid = i32::try_from(info.get("pid")?.as_i64()?).ok()?;
-    (alive(pid) && state::answers(port)).then_some(port)
-}
-
-fn alive(pid: i32) -> bool {
-    Pid::from_raw(pid).is_some_and(|pid| test_kill_process(pid).is_ok())
-}
 
 /// The dev server the tools use.
 pub struct DevLink {

@@ -7,7 +7,7 @@
 //! The tools work against a `cove dev` server: the app's running one, or
 //! one started here and stopped when the session ends (`dev_link`).
 
-pub(crate) mod dev_link;
+mod dev_link;
 mod events;
 mod http;
 mod resources;
@@ -132,8 +132,8 @@ pub fn run(args: &McpArgs) -> Result<i32> {
     }
     // Attached, the running server's database file (dev.json names it; not a
     // PostgreSQL URL, whose password stays out of files).
-    let running_db = dev_link::listening_port(&dir)
-        .and_then(|_| dev_link::dev_json(&dir))
+    let running_db = crate::agent::state::listening_port(&dir)
+        .and_then(|_| crate::agent::state::dev_json(&dir))
         .and_then(|dev| dev["db"].as_str().map(PathBuf::from));
     let db = (args.db.clone().or(running_db)).unwrap_or_else(|| dir.join("data.db"));
     let link = DevLink::attach_or_start(&dir, args.port, &db)?;

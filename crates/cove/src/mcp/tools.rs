@@ -15,9 +15,9 @@ use rmcp::{tool, tool_router, ErrorData as McpError};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use super::dev_link::dev_json;
 use super::{events, CoveMcp, Ctx};
 use crate::agent::state;
+use crate::agent::state::dev_json;
 use crate::cli::{RoutesArgs, Runtime};
 use crate::inspect::{query_json, routes_json, schema_json, WRITE_REFUSED};
 
