@@ -4,22 +4,24 @@
 //! tool sends through [`send`] too, so middleware, body limits and the
 //! sandbox apply as they do to a browser.
 //!
-//! Plain HTTP/1.1 over a std `TcpStream`: one request per connection
-//! (`Connection: close`), so the response ends at EOF unless it is chunked.
+//! HTTP/1.1 with ureq, one request per connection.
 
-use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value as Json};
+use ureq::config::AutoHeaderValue;
+use ureq::http::Request;
+use ureq::Agent;
 
 use crate::cli::RequestArgs;
 
 /// Connect, read and write timeouts: a stuck handler fails the call rather
 /// than hanging an agent.
 const TIMEOUT: Duration = Duration::from_secs(5);
-/// The largest response read, head and body together.
+/// The largest response body read.
 const MAX_RESPONSE: usize = 1 << 20;
 
 /// How the response is printed.
@@ -27,8 +29,7 @@ const MAX_RESPONSE: usize = 1 << 20;
 pub enum Shape {
     /// Header names lowercased, the body parsed (see [`body_json`]).
     Cove,
-    /// Hull's `agent request`: header names as the server sent them, the
-    /// body as text.
+    /// Hull's `agent request`: the body as text.
     Hull,
 }
 
@@ -72,6 +73,23 @@ pub fn send(
     exchange(port, method, path, headers, body, Shape::Cove)
 }
 
+/// No redirects, no proxy, no headers of its own beyond `Host` and
+/// `Content-Length`, no connection kept: what was asked is what is sent.
+fn agent() -> Agent {
+    Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .user_agent(AutoHeaderValue::None)
+        .accept(AutoHeaderValue::None)
+        .accept_encoding(AutoHeaderValue::None)
+        .allow_non_standard_methods(true)
+        .max_idle_connections(0)
+        .timeout_global(Some(TIMEOUT))
+        .build()
+        .new_agent()
+}
+
 fn exchange(
     port: u16,
     method: &str,
@@ -88,157 +106,75 @@ fn exchange(
         bail!("{path:?}: the path must start with / and contain no spaces (encode them as %20)");
     }
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let started = Instant::now();
-    let mut stream = TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|e| {
-        let hint = "is `cove dev` running? (start it with `cove dev`)";
-        match e.kind() {
-            io::ErrorKind::ConnectionRefused => anyhow!("cannot connect to {addr} — {hint}"),
-            _ => anyhow!("cannot connect to {addr} — {hint}: {e}"),
-        }
-    })?;
-    stream.set_read_timeout(Some(TIMEOUT))?;
-    stream.set_write_timeout(Some(TIMEOUT))?;
-    stream
-        .write_all(&request_bytes(port, &method, path, headers, body))
-        .with_context(|| format!("sending the request to {addr}"))?;
-    let raw =
-        read_capped(&mut stream).with_context(|| format!("reading the response of {addr}"))?;
-    let elapsed_ms = started.elapsed().as_millis() as u64;
-    let mut response = parse_response(&raw, shape)?;
-    response.insert("elapsed_ms".into(), elapsed_ms.into());
-    // The documented key order: status, elapsed_ms, headers, body.
-    let mut out = Map::new();
-    for key in ["status", "elapsed_ms", "headers", "body"] {
-        if let Some(v) = response.remove(key) {
-            out.insert(key.into(), v);
-        }
-    }
-    Ok(Json::Object(out))
-}
-
-fn request_bytes(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(String, String)],
-    body: Option<&[u8]>,
-) -> Vec<u8> {
-    let mut head = format!("{method} {path} HTTP/1.1\r\n");
-    let given = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
-    if !given("host") {
-        head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
-    }
-    head.push_str("Connection: close\r\n");
+    let mut request = Request::builder()
+        .method(method.as_str())
+        .uri(format!("http://{addr}{path}"))
+        .header("connection", "close");
     for (name, value) in headers {
-        if !name.eq_ignore_ascii_case("connection") {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
+        request = request.header(name.as_str(), value.as_str());
     }
-    if let Some(body) = body.filter(|_| !given("content-length")) {
-        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    head.push_str("\r\n");
-    let mut bytes = head.into_bytes();
-    bytes.extend_from_slice(body.unwrap_or_default());
-    bytes
-}
-
-/// Everything the server sends until it closes, at most [`MAX_RESPONSE`].
-fn read_capped(stream: &mut impl Read) -> Result<Vec<u8>> {
-    let mut raw = Vec::new();
-    let read = stream.take(MAX_RESPONSE as u64 + 1).read_to_end(&mut raw);
-    match read {
-        Ok(_) if raw.len() > MAX_RESPONSE => {
-            bail!("the response is larger than 1 MiB, the most `cove request` reads")
-        }
-        Ok(_) => Ok(raw),
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut => {
-            bail!("no complete response within {} s", TIMEOUT.as_secs())
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Status, headers (repeated ones joined with `, `) and body, as `shape` says.
-fn parse_response(raw: &[u8], shape: Shape) -> Result<Map<String, Json>> {
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| {
-            anyhow!("the server closed the connection before a complete response head")
-        })?;
-    let head = String::from_utf8_lossy(&raw[..end]);
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let status: u16 = status_line
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| anyhow!("not an HTTP status line: {status_line:?}"))?;
-    let mut headers = Map::new();
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let name = match shape {
-            Shape::Cove => name.trim().to_ascii_lowercase(),
-            Shape::Hull => name.trim().to_string(),
-        };
-        let value = value.trim();
-        match headers.get_mut(&name) {
+    let invalid = |e: ureq::http::Error| anyhow!("invalid request: {e}");
+    let started = Instant::now();
+    // Without -d no body at all: not even `Content-Length: 0` on a GET.
+    let sent = match body {
+        Some(body) => agent().run(request.body(body.to_vec()).map_err(invalid)?),
+        None => agent().run(request.body(()).map_err(invalid)?),
+    };
+    let mut res = sent.map_err(|e| failed(addr, e))?;
+    let raw = res
+        .body_mut()
+        .with_config()
+        .limit(MAX_RESPONSE as u64)
+        .read_to_vec()
+        .map_err(|e| failed(addr, e))?;
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    // Repeated headers joined with `, `; `http` names are lower-case.
+    let mut names = Map::new();
+    for (name, value) in res.headers() {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        match names.get_mut(name.as_str()) {
             Some(Json::String(prev)) => {
                 prev.push_str(", ");
-                prev.push_str(value);
+                prev.push_str(&value);
             }
             _ => {
-                headers.insert(name, value.into());
+                names.insert(name.as_str().to_string(), value.into_owned().into());
             }
         }
     }
-    let mut body = &raw[end + 4..];
-    let header = |n: &str| {
-        let found = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(n));
-        found.and_then(|(_, v)| v.as_str()).unwrap_or_default()
-    };
-    let dechunked;
-    if header("transfer-encoding").eq_ignore_ascii_case("chunked") {
-        dechunked = dechunk(body)?;
-        body = &dechunked;
-    } else if let Ok(len) = header("content-length").parse::<usize>() {
-        body = &body[..len.min(body.len())];
-    }
     let body = match shape {
-        Shape::Cove => body_json(header("content-type"), body),
-        Shape::Hull => String::from_utf8_lossy(body).into_owned().into(),
+        Shape::Cove => {
+            let content_type = names.get("content-type").and_then(Json::as_str);
+            body_json(content_type.unwrap_or_default(), &raw)
+        }
+        Shape::Hull => String::from_utf8_lossy(&raw).into_owned().into(),
     };
-    let mut out = Map::new();
-    out.insert("status".into(), status.into());
-    out.insert("headers".into(), Json::Object(headers));
-    out.insert("body".into(), body);
-    Ok(out)
+    Ok(json!({
+        "status": res.status().as_u16(),
+        "elapsed_ms": elapsed_ms,
+        "headers": names,
+        "body": body,
+    }))
 }
 
-/// A chunked body's data (RFC 9112 §7.1); trailers are dropped.
-fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let eol = rest
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or_else(|| anyhow!("the chunked response body ends early"))?;
-        let size_text = String::from_utf8_lossy(&rest[..eol]);
-        let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|_| anyhow!("bad chunk size {size_text:?} in the response body"))?;
-        rest = &rest[eol + 2..];
-        if size == 0 {
-            return Ok(out);
+/// What went wrong, and what to do about it.
+fn failed(addr: SocketAddr, e: ureq::Error) -> anyhow::Error {
+    let hint = "is `cove dev` running? (start it with `cove dev`)";
+    match e {
+        ureq::Error::ConnectionFailed => anyhow!("cannot connect to {addr} — {hint}"),
+        ureq::Error::Io(io) if io.kind() == io::ErrorKind::ConnectionRefused => {
+            anyhow!("cannot connect to {addr} — {hint}")
         }
-        if rest.len() < size {
-            bail!("the chunked response body ends early");
+        ureq::Error::Timeout(_) => {
+            anyhow!(
+                "no complete response from {addr} within {} s",
+                TIMEOUT.as_secs()
+            )
         }
-        out.extend_from_slice(&rest[..size]);
-        rest = rest.get(size + 2..).unwrap_or_default();
+        ureq::Error::BodyExceedsLimit(_) => {
+            anyhow!("the response is larger than 1 MiB, the most `cove request` reads")
+        }
+        other => anyhow!("{addr}: {other}"),
     }
 }
 
@@ -263,36 +199,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn requests_carry_host_close_and_length() {
-        let bytes = request_bytes(
-            8080,
-            "POST",
-            "/x?a=1",
-            &[("X-A".into(), "1".into())],
-            Some(b"hi"),
-        );
-        assert_eq!(
-            String::from_utf8(bytes).unwrap(),
-            "POST /x?a=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\nX-A: 1\r\n\
-             Content-Length: 2\r\n\r\nhi"
-        );
-    }
-
-    #[test]
-    fn responses_parse_with_chunks_and_json() {
-        let raw = b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nSet-Cookie: a=1\r\n\
-                    set-cookie: b=2\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3;x=y\r\n:1}\r\n0\r\n\r\n";
-        let r = parse_response(raw, Shape::Cove).unwrap();
-        assert_eq!(r["status"], 201);
-        assert_eq!(r["headers"]["set-cookie"], "a=1, b=2");
-        assert_eq!(r["body"], json!({ "a": 1 }));
-        let hull = parse_response(raw, Shape::Hull).unwrap();
-        assert_eq!(hull["headers"]["Set-Cookie"], "a=1");
-        assert_eq!(hull["headers"]["set-cookie"], "b=2");
-        assert_eq!(hull["body"], "{\"a\":1}");
-    }
-
-    #[test]
     fn bodies_are_json_text_or_base64() {
         assert_eq!(body_json("text/plain", b"[1]"), json!([1]));
         assert_eq!(body_json("text/html", b"<p>hi"), json!("<p>hi"));
@@ -312,12 +218,5 @@ mod tests {
             parse_header("A: b: c").unwrap(),
             ("A".to_string(), "b: c".to_string())
         );
-    }
-
-    #[test]
-    fn oversized_responses_are_refused() {
-        let big = vec![b'x'; MAX_RESPONSE + 10];
-        let e = read_capped(&mut &big[..]).unwrap_err();
-        assert!(e.to_string().contains("larger than 1 MiB"), "{e}");
     }
 }

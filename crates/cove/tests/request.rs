@@ -102,7 +102,7 @@ fn no_server_is_an_error_that_says_how_to_start_one() {
 }
 
 #[test]
-fn hulls_spelling_keeps_the_body_as_text_and_header_names_as_sent() {
+fn hulls_spelling_keeps_the_body_as_text() {
     let dir = app();
     let server = Server::start(&dir.path().join("app.lua"), &[]);
     let port = server.port.to_string();
