@@ -25,6 +25,13 @@ pub const RELOAD: &str = "reload";
 /// The dev server's port when neither `-p` nor `dev.json` names one (Hull's).
 pub const DEFAULT_PORT: u16 = 3000;
 
+/// Milliseconds since the Unix epoch: events' `time`.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// `<app_dir>/.cove/<name>`.
 pub fn path(app_dir: &Path, name: &str) -> PathBuf {
     app_dir.join(DIR).join(name)

@@ -10,7 +10,6 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value as Json};
 
@@ -50,7 +49,7 @@ impl Events {
     pub fn emit(&self, event: &str, fields: Json) {
         let mut record = Map::new();
         record.insert("event".into(), event.into());
-        record.insert("time".into(), now_ms().into());
+        record.insert("time".into(), state::now_ms().into());
         if let Json::Object(fields) = fields {
             record.extend(fields);
         }
@@ -59,7 +58,7 @@ impl Events {
         if matches!(event, "reload_failed" | "request_error") {
             let mut last = record.clone();
             // Hull's last_error.json has these two.
-            last["timestamp"] = (now_ms() / 1000).into();
+            last["timestamp"] = (state::now_ms() / 1000).into();
             let _ = state::write_json(&self.app_dir, state::LAST_ERROR, &last);
         }
         let mut sink = self.file.lock().unwrap_or_else(|e| e.into_inner());
@@ -105,7 +104,7 @@ impl Events {
             "db": db,
         });
         let mut dev = fields.clone();
-        dev["started_at"] = (now_ms() / 1000).into();
+        dev["started_at"] = (state::now_ms() / 1000).into();
         let _ = state::write_json(&self.app_dir, state::DEV, &dev);
         self.emit("started", fields);
     }
@@ -161,12 +160,6 @@ impl Sink {
             }
         }
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 #[cfg(test)]

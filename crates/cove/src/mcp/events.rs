@@ -5,17 +5,11 @@
 use std::fs;
 use std::path::Path;
 use std::thread::sleep;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
 use crate::agent::state;
-
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
 
 /// Every event in both files, oldest first; lines that do not parse (one
 /// being written as we read) are skipped.
@@ -43,7 +37,7 @@ pub struct Mark {
 pub fn mark(dir: &Path) -> Mark {
     Mark {
         last: all(dir).pop(),
-        time_ms: now_ms(),
+        time_ms: state::now_ms(),
     }
 }
 

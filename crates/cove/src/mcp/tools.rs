@@ -353,7 +353,7 @@ mod tests {
                     .open(state::path(&dir, state::EVENTS))
                     .unwrap();
                 for mut event in answer {
-                    event["time"] = events::now_ms().into();
+                    event["time"] = crate::agent::state::now_ms().into();
                     writeln!(log, "{event}").unwrap();
                 }
             }
