@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value as Json};
-use ureq::config::AutoHeaderValue;
 use ureq::http::Request;
 use ureq::Agent;
 
@@ -73,18 +72,9 @@ pub fn send(
     exchange(port, method, path, headers, body, Shape::Cove)
 }
 
-/// No redirects, no proxy, no headers of its own beyond `Host` and
-/// `Content-Length`, no connection kept: what was asked is what is sent.
+/// What was asked is what is sent (`Host` and `Content-Length` aside).
 fn agent() -> Agent {
-    Agent::config_builder()
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .proxy(None)
-        .user_agent(AutoHeaderValue::None)
-        .accept(AutoHeaderValue::None)
-        .accept_encoding(AutoHeaderValue::None)
-        .allow_non_standard_methods(true)
-        .max_idle_connections(0)
+    cove_caps::http::verbatim()
         .timeout_global(Some(TIMEOUT))
         .build()
         .new_agent()

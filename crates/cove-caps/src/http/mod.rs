@@ -13,6 +13,7 @@ mod url;
 
 use std::time::Duration;
 
+pub use send::verbatim;
 pub use url::Target;
 pub(crate) use url::{allowed as host_allowed, denied as host_denied};
 

@@ -5,8 +5,9 @@
 use std::io::ErrorKind;
 use std::sync::{Arc, OnceLock};
 
-use ureq::config::AutoHeaderValue;
+use ureq::config::{AutoHeaderValue, ConfigBuilder};
 use ureq::tls::{RootCerts, TlsConfig, TlsProvider};
+use ureq::typestate::AgentScope;
 use ureq::{Agent, Timeout};
 
 use super::{HttpError, Kind, Prepared, Response, MAX_RESPONSE, TIMEOUT};
@@ -21,17 +22,8 @@ fn agent() -> &'static Agent {
             .root_certs(RootCerts::PlatformVerifier)
             .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .build();
-        Agent::config_builder()
+        verbatim()
             .tls_config(tls)
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .proxy(None)
-            .user_agent(AutoHeaderValue::None)
-            .accept(AutoHeaderValue::None)
-            .accept_encoding(AutoHeaderValue::None)
-            .allow_non_standard_methods(true)
-            .max_idle_connections(0)
-            .max_idle_connections_per_host(0)
             .timeout_resolve(Some(TIMEOUT))
             .timeout_connect(Some(TIMEOUT))
             .timeout_send_request(Some(TIMEOUT))
@@ -41,6 +33,22 @@ fn agent() -> &'static Agent {
             .build()
             .new_agent()
     })
+}
+
+/// An agent that sends what it is asked and nothing else: no redirects, no
+/// proxy, no headers of its own, no connection kept, every status an answer
+/// (also `cove request`'s).
+pub fn verbatim() -> ConfigBuilder<AgentScope> {
+    Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .user_agent(AutoHeaderValue::None)
+        .accept(AutoHeaderValue::None)
+        .accept_encoding(AutoHeaderValue::None)
+        .allow_non_standard_methods(true)
+        .max_idle_connections(0)
+        .max_idle_connections_per_host(0)
 }
 
 pub(super) fn send(p: Prepared) -> Result<Response, HttpError> {
