@@ -1,19 +1,23 @@
 //! What one access log line is made of.
 
 use std::net::SocketAddr;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use hyper::Version;
+
+use super::request_id::RequestId;
 
 /// One request, as the access log records it. Borrowed from the request
 /// and response, so building one copies nothing.
 #[derive(Debug, Clone)]
 pub struct Entry<'a> {
-    /// When the request started (its head was read).
-    pub time: SystemTime,
+    /// When the request started (its head was read), since the Unix epoch.
+    pub time: Duration,
     /// The client's address; `None` when there is none (`-`, `null`).
     pub remote: Option<SocketAddr>,
-    /// `GET`, `POST`, ... (`Method::as_str`).
+    /// `GET`, `POST`, ... (`Method::as_str`): an HTTP token, which needs
+    /// no escaping in either format (no space, quote, backslash, control
+    /// or non-ASCII byte).
     pub method: &'a str,
     /// The request target as received: path and query
     /// (`Uri::path_and_query`).
@@ -30,7 +34,7 @@ pub struct Entry<'a> {
     /// The worker that served it.
     pub worker: usize,
     /// The request's id (`request_id::for_request`).
-    pub request_id: &'a str,
+    pub request_id: RequestId<'a>,
     /// The `Referer` and `User-Agent` headers. `HeaderValue::to_str`
     /// refuses non-ASCII; `std::str::from_utf8(value.as_bytes())` keeps
     /// UTF-8 ones.

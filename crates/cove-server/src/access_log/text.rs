@@ -218,18 +218,9 @@ fn small(out: &mut Room<'_>, n: u32) {
     }
 }
 
-fn long(out: &mut Room<'_>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.put(&digits[at..]);
+fn long(out: &mut Room<'_>, n: u64) {
+    // Two digits a step: a digit a step cost ~90 instructions for 5120.
+    out.put(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// Append `n` in decimal, zero-padded to `width` digits (`n` fits).
@@ -245,10 +236,14 @@ pub(crate) fn padded(out: &mut Room<'_>, n: u32, width: usize) {
 
 /// A duration in milliseconds with three decimals (microseconds): `12.345`.
 pub(crate) fn millis(out: &mut Room<'_>, d: Duration) {
-    let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-    decimal(out, micros / 1000);
+    // Seconds and microseconds apart: `as_micros` is 128-bit arithmetic.
+    let micros = d.subsec_micros();
+    decimal(
+        out,
+        d.as_secs().saturating_mul(1000) + u64::from(micros / 1000),
+    );
     out.byte(b'.');
-    padded(out, (micros % 1000) as u32, 3);
+    padded(out, micros % 1000, 3);
 }
 
 /// An IP address as Apache's `%h` writes it: IPv4-mapped IPv6 addresses

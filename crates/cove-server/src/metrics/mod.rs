@@ -38,9 +38,6 @@ const BUCKETS: &[f64] = &[
 /// scrapes (the recorder keeps them in a queue until then).
 const UPKEEP: Duration = Duration::from_secs(5);
 
-/// How often a worker's VM heap is sampled at most (on a request's end).
-const HEAP_EVERY: Duration = Duration::from_secs(1);
-
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Whether `--metrics` is on in this process.

@@ -1,15 +1,14 @@
 //! One worker's request metrics: handles made on a route's first request,
 //! so a request costs a few relaxed atomic adds and no registry lookup.
 
-use std::cell::{Cell, RefCell};
-use std::time::Instant;
+use std::cell::RefCell;
 
 use metrics::{Counter, Gauge, Histogram};
 
 use cove_core::{LimitHit, RouteTable};
 
 use super::clocks::register_worker_clock;
-use super::{enabled, worker_label, HEAP_EVERY};
+use super::{enabled, worker_label};
 
 /// The methods counted by name; any other is `OTHER`, so a client cannot
 /// make up series.
@@ -46,8 +45,6 @@ pub(crate) struct RequestMetrics {
     heap_cap: Counter,
     too_large: Counter,
     heap: Gauge,
-    /// When `heap` was last set.
-    heap_at: Cell<Option<Instant>>,
     /// Indexed by handler id + 1; 0 is "no route".
     routes: RefCell<Vec<Option<Box<RouteHandles>>>>,
 }
@@ -71,7 +68,6 @@ impl RequestMetrics {
             budget: metrics::counter!("cove_budget_hits_total", "worker" => w.clone()),
             heap_cap: metrics::counter!("cove_heap_cap_hits_total", "worker" => w.clone()),
             heap: metrics::gauge!("cove_vm_heap_bytes", "worker" => w.clone()),
-            heap_at: Cell::new(None),
             too_large: metrics::counter!("cove_body_limit_rejections_total", "worker" => w),
             worker,
             routes: RefCell::default(),
@@ -124,18 +120,6 @@ impl RequestMetrics {
                 )
             })
             .increment(1);
-    }
-
-    /// Whether the VM's heap is due to be sampled (once a second at most,
-    /// the first request included), as of `now`.
-    pub(crate) fn heap_due(&self, now: Instant) -> bool {
-        match self.heap_at.get() {
-            Some(at) if now.saturating_duration_since(at) < HEAP_EVERY => false,
-            _ => {
-                self.heap_at.set(Some(now));
-                true
-            }
-        }
     }
 
     /// The VM's heap holds `bytes`.
