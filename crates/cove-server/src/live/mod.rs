@@ -23,8 +23,9 @@ use tokio::sync::{broadcast, mpsc};
 use cove_core::{log, published_so_far, EventStream, Feed, Published};
 
 use crate::convert::{closing, HttpResponse};
-use crate::ws::{Out, Pushed, Queue};
+use crate::ws::{Pushed, Queue};
 use crate::Body;
+use tokio_tungstenite::tungstenite::Message;
 
 pub(crate) use events_body::EventsBody;
 
@@ -53,7 +54,9 @@ enum Offer {
 }
 
 impl Sink {
-    fn offer(&self, message: &Arc<Published>) -> Offer {
+    /// Offer `message`; `framed` is its WebSocket frame, made on the first
+    /// socket's offer and shared by the rest.
+    fn offer(&self, message: &Arc<Published>, framed: &mut Option<Message>) -> Offer {
         match self {
             Sink::Stream(_, since) | Sink::Socket(_, since) if message.seq <= *since => {
                 Offer::Taken
@@ -63,11 +66,14 @@ impl Sink {
                 Err(mpsc::error::TrySendError::Full(_)) => Offer::TooSlow,
                 Err(mpsc::error::TrySendError::Closed(_)) => Offer::Gone,
             },
-            Sink::Socket(queue, _) => match queue.push(Out::Published(message.clone())) {
-                Pushed::Queued => Offer::Taken,
-                Pushed::TooSlow => Offer::TooSlow,
-                Pushed::Closed => Offer::Gone,
-            },
+            Sink::Socket(queue, _) => {
+                let frame = framed.get_or_insert_with(|| crate::ws::message_of(message));
+                match queue.push(frame.clone()) {
+                    Pushed::Queued => Offer::Taken,
+                    Pushed::TooSlow => Offer::TooSlow,
+                    Pushed::Closed => Offer::Gone,
+                }
+            }
         }
     }
 }
@@ -143,7 +149,8 @@ impl Live {
             return;
         };
         let mut slow = 0;
-        sinks.retain(|sink| match sink.offer(message) {
+        let mut framed = None;
+        sinks.retain(|sink| match sink.offer(message, &mut framed) {
             Offer::Taken => true,
             Offer::TooSlow => {
                 slow += 1;

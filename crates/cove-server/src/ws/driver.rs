@@ -28,7 +28,7 @@ use tokio_tungstenite::WebSocketStream;
 
 use cove_core::{check_close, check_topic, log, Publisher, WsApp, WsCommand, WsConn, WsEvent};
 
-use super::queue::{Next, Out, Pushed, Queue};
+use super::queue::{Next, Pushed, Queue};
 use super::socket::Socket;
 use super::WsLimits;
 use crate::drain::Watcher;
@@ -248,7 +248,7 @@ impl Driver {
                 } else {
                     Message::Text(text(data))
                 };
-                if self.queue.push(Out::Message(message)) == Pushed::TooSlow {
+                if self.queue.push(message) == Pushed::TooSlow {
                     self.live.count_slow();
                     log::warn(&format!(
                         "ws: closed connection {} of {}: its client read too slowly ({} messages queued)",
@@ -301,12 +301,7 @@ impl Driver {
 async fn write(mut sink: SplitSink<Ws, Message>, queue: Queue) -> bool {
     loop {
         match queue.next().await {
-            Next::Out(out) => {
-                let message = match out {
-                    Out::Message(m) => m,
-                    Out::Published(p) if p.binary => Message::Binary(p.data.clone()),
-                    Out::Published(p) => Message::Text(text(p.data.clone())),
-                };
+            Next::Out(message) => {
                 if sink.feed(message).await.is_err() {
                     return false;
                 }
@@ -327,7 +322,7 @@ async fn write(mut sink: SplitSink<Ws, Message>, queue: Queue) -> bool {
 
 /// `data` as a text frame's payload: as it is when it is UTF-8, else with
 /// its bad bytes replaced.
-fn text(data: bytes::Bytes) -> Utf8Bytes {
+pub(super) fn text(data: bytes::Bytes) -> Utf8Bytes {
     match std::str::from_utf8(&data) {
         // Checked just now: the conversion cannot fail.
         Ok(_) => Utf8Bytes::try_from(data).unwrap_or_default(),

@@ -31,8 +31,9 @@ use bytes::Bytes;
 use futures_util::FutureExt;
 use hyper::upgrade::OnUpgrade;
 
-use cove_core::{Publisher, Request, WsApp, WsConn};
+use cove_core::{Published, Publisher, Request, WsApp, WsConn};
 use hyper::http::request::Parts;
+use tokio_tungstenite::tungstenite::Message;
 
 use crate::convert::{closing, HttpResponse};
 use crate::drain::Watcher;
@@ -40,7 +41,7 @@ use crate::io::Io;
 use crate::live::{Live, Open, MAX_PER_WORKER};
 use crate::Body;
 
-pub(crate) use queue::{Out, Pushed, Queue};
+pub(crate) use queue::{Pushed, Queue};
 
 /// The limits of WebSocket connections.
 #[derive(Debug, Clone)]
@@ -176,6 +177,19 @@ impl Pending {
         driver
             .run(socket::Socket::new(io, read), watcher, open)
             .await;
+    }
+}
+
+/// The frame a published message goes out as: text (its bad UTF-8, if
+/// any, replaced), or binary when the publisher said so. Made once per
+/// message and worker, and shared by its subscribers: made per delivery it
+/// cost ~145 instructions a delivery, most of them checking the same UTF-8
+/// twice (measured).
+pub(crate) fn message_of(p: &Published) -> Message {
+    if p.binary {
+        Message::Binary(p.data.clone())
+    } else {
+        Message::Text(driver::text(p.data.clone()))
     }
 }
 

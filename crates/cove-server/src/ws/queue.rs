@@ -11,29 +11,17 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::Message;
 
-use cove_core::Published;
-
 /// Close code for a client that cannot keep up (policy violation).
 pub(crate) const TOO_SLOW: u16 = 1008;
-
-/// Something to send.
-#[derive(Debug)]
-pub(crate) enum Out {
-    Message(Message),
-    /// A message published to a topic the connection subscribed to:
-    /// framed when written (text, or binary when the publisher said so).
-    Published(Arc<Published>),
-}
 
 /// What the writer takes next.
 #[derive(Debug)]
 pub(crate) enum Next {
-    Out(Out),
+    Out(Message),
     /// Send this close frame, then nothing more.
     Close(u16, String),
 }
@@ -53,7 +41,7 @@ pub(crate) enum Pushed {
 pub(crate) struct Queue(Rc<Inner>);
 
 struct Inner {
-    items: RefCell<VecDeque<Out>>,
+    items: RefCell<VecDeque<Message>>,
     control: RefCell<VecDeque<Message>>,
     cap: usize,
     /// The close frame to send, once closing; taken by the writer.
@@ -82,7 +70,7 @@ impl Queue {
     }
 
     /// Queue `out`; a full queue closes the connection with 1008.
-    pub(crate) fn push(&self, out: Out) -> Pushed {
+    pub(crate) fn push(&self, out: Message) -> Pushed {
         let inner = &self.0;
         if inner.closing.get() || inner.gone.get() {
             return Pushed::Closed;
@@ -171,7 +159,7 @@ impl Queue {
         let inner = &self.0;
         loop {
             if let Some(control) = inner.control.borrow_mut().pop_front() {
-                return Next::Out(Out::Message(control));
+                return Next::Out(control);
             }
             if let Some(out) = inner.items.borrow_mut().pop_front() {
                 return Next::Out(out);
@@ -189,8 +177,8 @@ impl Queue {
 mod tests {
     use super::*;
 
-    fn text(s: &str) -> Out {
-        Out::Message(Message::text(s))
+    fn text(s: &str) -> Message {
+        Message::text(s)
     }
 
     fn run<F: std::future::Future>(f: F) -> F::Output {
@@ -202,8 +190,8 @@ mod tests {
 
     async fn next_text(q: &Queue) -> String {
         match q.next().await {
-            Next::Out(Out::Message(Message::Text(t))) => t.to_string(),
-            Next::Out(Out::Message(Message::Ping(_))) => "ping".into(),
+            Next::Out(Message::Text(t)) => t.to_string(),
+            Next::Out(Message::Ping(_)) => "ping".into(),
             other => panic!("{other:?}"),
         }
     }
