@@ -14,10 +14,13 @@
 //! waits up to `close_timeout` for the client's answer; a missing pong or a
 //! broken socket ends it at once. The app's last event is its `Close`.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
+use std::future::poll_fn;
 use std::pin::pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
 
-use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
@@ -35,6 +38,14 @@ use crate::drain::Watcher;
 use crate::live::{Live, Open};
 
 type Ws = WebSocketStream<Socket>;
+
+/// The connection's stream, shared by its reader and its writer task on
+/// the worker's thread. Each borrows it only inside a poll, so the two
+/// never hold it at once; tokio-tungstenite wakes each for its own
+/// direction. (`StreamExt::split` puts a `BiLock` around the stream: atomic
+/// operations and a future per message sent, ~200 instructions a delivery,
+/// measured.)
+type Shared = Rc<RefCell<Ws>>;
 
 /// Close code for a message over the limit.
 const TOO_BIG: u16 = 1009;
@@ -87,7 +98,7 @@ impl Driver {
             .max_frame_size(Some(self.limits.max_frame))
             .read_buffer_size(READ_CHUNK);
         let socket = WebSocketStream::from_raw_socket(socket, Role::Server, Some(config)).await;
-        let (sink, stream) = socket.split();
+        let stream: Shared = Rc::new(RefCell::new(socket));
         let queue = self.queue.clone();
         let close_timeout = self.limits.close_timeout;
 
@@ -95,7 +106,7 @@ impl Driver {
         // A task of its own: a published message wakes only the writer, not
         // the reader too (which, polled, asks the socket for more and has
         // tungstenite clear its read buffer first).
-        let mut writer = tokio::task::spawn_local(write(sink, queue.clone()));
+        let mut writer = tokio::task::spawn_local(write(stream.clone(), queue.clone()));
         let mut writer_done = false;
         let mut ended = None;
         {
@@ -149,7 +160,7 @@ impl Driver {
     /// does not move it: when it fires early (the client spoke since), it
     /// is set again for what is now due, at most once per idle period.
     /// Setting it at every message cost ~600 instructions a message.
-    async fn read(&mut self, mut stream: SplitStream<Ws>, mut watcher: Watcher) -> Ended {
+    async fn read(&mut self, stream: Shared, mut watcher: Watcher) -> Ended {
         let (idle, pong_timeout) = (self.limits.idle, self.limits.pong_timeout);
         let mut heard = Instant::now();
         let mut pinged: Option<Instant> = None;
@@ -162,7 +173,7 @@ impl Driver {
         tokio::pin!(stopping);
         loop {
             tokio::select! {
-                got = stream.next() => {
+                got = poll_fn(|cx| stream.borrow_mut().poll_next_unpin(cx)) => {
                     let message = match got {
                         None => {
                             return match peer_close {
@@ -298,14 +309,15 @@ impl Driver {
 
 /// Empty `queue` onto the socket: true once the close frame is sent, false
 /// if the socket failed first.
-async fn write(mut sink: SplitSink<Ws, Message>, queue: Queue) -> bool {
+async fn write(ws: Shared, queue: Queue) -> bool {
     loop {
         match queue.next().await {
-            Next::Out(message) => {
-                if sink.feed(message).await.is_err() {
-                    return false;
-                }
-                if queue.is_empty() && sink.flush().await.is_err() {
+            Next::Out(first) => {
+                let mut next = Some(first);
+                if poll_fn(|cx| send_queued(&ws, &queue, &mut next, cx))
+                    .await
+                    .is_err()
+                {
                     return false;
                 }
             }
@@ -314,10 +326,39 @@ async fn write(mut sink: SplitSink<Ws, Message>, queue: Queue) -> bool {
                     code: CloseCode::from(code),
                     reason: Utf8Bytes::from(reason),
                 };
-                return sink.send(Message::Close(Some(frame))).await.is_ok();
+                // Nothing is queued after it: the queue refuses offers once
+                // closing.
+                let mut next = Some(Message::Close(Some(frame)));
+                return poll_fn(|cx| send_queued(&ws, &queue, &mut next, cx))
+                    .await
+                    .is_ok();
             }
         }
     }
+}
+
+/// Hand `next` to tungstenite, and after it whatever else is queued by
+/// then, and flush them: one write for all (a flush per frame was a
+/// `write` per frame when messages come in bursts, as a broadcast does).
+fn send_queued(
+    ws: &Shared,
+    queue: &Queue,
+    next: &mut Option<Message>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<(), WsError>> {
+    let mut ws = ws.borrow_mut();
+    loop {
+        if next.is_none() {
+            *next = queue.pop();
+        }
+        let Some(message) = next.take() else { break };
+        if let Poll::Pending = ws.poll_ready_unpin(cx)? {
+            *next = Some(message);
+            return Poll::Pending;
+        }
+        ws.start_send_unpin(message)?;
+    }
+    ws.poll_flush_unpin(cx)
 }
 
 /// `data` as a text frame's payload: as it is when it is UTF-8, else with

@@ -122,6 +122,7 @@ impl Queue {
     }
 
     /// Nothing waits to be written.
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.0.items.borrow().is_empty() && self.0.control.borrow().is_empty()
     }
@@ -153,15 +154,22 @@ impl Queue {
         Rc::ptr_eq(&self.0, &other.0)
     }
 
+    /// The next frame to send, if one waits: control frames first, then
+    /// messages (not the close frame: [`Queue::next`] gives that).
+    pub(crate) fn pop(&self) -> Option<Message> {
+        let inner = &self.0;
+        if let Some(control) = inner.control.borrow_mut().pop_front() {
+            return Some(control);
+        }
+        inner.items.borrow_mut().pop_front()
+    }
+
     /// The writer's next piece of work: control frames first, then
     /// messages, then the close frame (once; after it, never returns).
     pub(crate) async fn next(&self) -> Next {
         let inner = &self.0;
         loop {
-            if let Some(control) = inner.control.borrow_mut().pop_front() {
-                return Next::Out(control);
-            }
-            if let Some(out) = inner.items.borrow_mut().pop_front() {
+            if let Some(out) = self.pop() {
                 return Next::Out(out);
             }
             if let Some((code, reason)) = inner.close.borrow().clone() {
