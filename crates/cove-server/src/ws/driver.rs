@@ -352,7 +352,7 @@ fn send_queued(
             *next = queue.pop();
         }
         let Some(message) = next.take() else { break };
-        if let Poll::Pending = ws.poll_ready_unpin(cx)? {
+        if ws.poll_ready_unpin(cx)?.is_pending() {
             *next = Some(message);
             return Poll::Pending;
         }
