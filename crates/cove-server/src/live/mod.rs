@@ -19,13 +19,13 @@ use std::time::Duration;
 
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use tokio::sync::{broadcast, mpsc};
+use tokio_tungstenite::tungstenite::Message;
 
 use cove_core::{log, published_so_far, EventStream, Feed, Published};
 
 use crate::convert::{closing, HttpResponse};
 use crate::ws::{Pushed, Queue};
 use crate::Body;
-use tokio_tungstenite::tungstenite::Message;
 
 pub(crate) use events_body::EventsBody;
 
@@ -54,9 +54,9 @@ enum Offer {
 }
 
 impl Sink {
-    /// Offer `message`; `framed` is its WebSocket frame, made on the first
-    /// socket's offer and shared by the rest.
-    fn offer(&self, message: &Arc<Published>, framed: &mut Option<Message>) -> Offer {
+    /// Offer `message`; `as_ws` is it as a WebSocket message, made on the
+    /// first socket's offer and shared by the rest.
+    fn offer(&self, message: &Arc<Published>, as_ws: &mut Option<Message>) -> Offer {
         match self {
             Sink::Stream(_, since) | Sink::Socket(_, since) if message.seq <= *since => {
                 Offer::Taken
@@ -67,8 +67,10 @@ impl Sink {
                 Err(mpsc::error::TrySendError::Closed(_)) => Offer::Gone,
             },
             Sink::Socket(queue, _) => {
-                let frame = framed.get_or_insert_with(|| crate::ws::message_of(message));
-                match queue.push(frame.clone()) {
+                let ws = as_ws.get_or_insert_with(|| {
+                    crate::ws::message(message.data.clone(), message.binary)
+                });
+                match queue.push(ws.clone()) {
                     Pushed::Queued => Offer::Taken,
                     Pushed::TooSlow => Offer::TooSlow,
                     Pushed::Closed => Offer::Gone,
@@ -149,8 +151,8 @@ impl Live {
             return;
         };
         let mut slow = 0;
-        let mut framed = None;
-        sinks.retain(|sink| match sink.offer(message, &mut framed) {
+        let mut as_ws = None;
+        sinks.retain(|sink| match sink.offer(message, &mut as_ws) {
             Offer::Taken => true,
             Offer::TooSlow => {
                 slow += 1;

@@ -254,12 +254,7 @@ impl Driver {
                 if closed {
                     return;
                 }
-                let message = if binary {
-                    Message::Binary(data)
-                } else {
-                    Message::Text(text(data))
-                };
-                if self.queue.push(message) == Pushed::TooSlow {
+                if self.queue.push(super::message(data, binary)) == Pushed::TooSlow {
                     self.live.count_slow();
                     log::warn(&format!(
                         "ws: closed connection {} of {}: its client read too slowly ({} messages queued)",
@@ -359,16 +354,6 @@ fn send_queued(
         ws.start_send_unpin(message)?;
     }
     ws.poll_flush_unpin(cx)
-}
-
-/// `data` as a text frame's payload: as it is when it is UTF-8, else with
-/// its bad bytes replaced.
-pub(super) fn text(data: bytes::Bytes) -> Utf8Bytes {
-    match std::str::from_utf8(&data) {
-        // Checked just now: the conversion cannot fail.
-        Ok(_) => Utf8Bytes::try_from(data).unwrap_or_default(),
-        Err(_) => Utf8Bytes::from(String::from_utf8_lossy(&data).into_owned()),
-    }
 }
 
 fn far_future() -> Instant {

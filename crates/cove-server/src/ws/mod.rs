@@ -31,9 +31,9 @@ use bytes::Bytes;
 use futures_util::FutureExt;
 use hyper::upgrade::OnUpgrade;
 
-use cove_core::{Published, Publisher, Request, WsApp, WsConn};
+use cove_core::{Publisher, Request, WsApp, WsConn};
 use hyper::http::request::Parts;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::convert::{closing, HttpResponse};
 use crate::drain::Watcher;
@@ -180,16 +180,26 @@ impl Pending {
     }
 }
 
-/// The frame a published message goes out as: text (its bad UTF-8, if
-/// any, replaced), or binary when the publisher said so. Made once per
-/// message and worker, and shared by its subscribers: made per delivery it
-/// cost ~145 instructions a delivery, most of them checking the same UTF-8
-/// twice (measured).
-pub(crate) fn message_of(p: &Published) -> Message {
-    if p.binary {
-        Message::Binary(p.data.clone())
+/// The message `data` goes out as: binary, or text with its bad UTF-8 (if
+/// any) replaced. The app's sends and published messages alike; a
+/// published one is made once per message and worker and shared by its
+/// subscribers (made per delivery, it cost ~145 instructions a delivery,
+/// most of them checking the same UTF-8 twice; measured).
+pub(crate) fn message(data: Bytes, binary: bool) -> Message {
+    if binary {
+        Message::Binary(data)
     } else {
-        Message::Text(driver::text(p.data.clone()))
+        Message::Text(text(data))
+    }
+}
+
+/// `data` as a text frame's payload: as it is when it is UTF-8, else with
+/// its bad bytes replaced.
+fn text(data: bytes::Bytes) -> Utf8Bytes {
+    match std::str::from_utf8(&data) {
+        // Checked just now: the conversion cannot fail.
+        Ok(_) => Utf8Bytes::try_from(data).unwrap_or_default(),
+        Err(_) => Utf8Bytes::from(String::from_utf8_lossy(&data).into_owned()),
     }
 }
 

@@ -10,9 +10,8 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::rc::Rc;
-
 use std::future::poll_fn;
+use std::rc::Rc;
 use std::task::{Poll, Waker};
 
 use tokio::sync::Notify;
