@@ -19,12 +19,11 @@ use std::time::Duration;
 
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use tokio::sync::{broadcast, mpsc};
-use tokio_tungstenite::tungstenite::Message;
 
 use cove_core::{log, published_so_far, EventStream, Feed, Published};
 
 use crate::convert::{closing, HttpResponse};
-use crate::ws::{Pushed, Queue};
+use crate::ws::{Frame, Pushed, Queue};
 use crate::Body;
 
 pub(crate) use events_body::EventsBody;
@@ -54,9 +53,9 @@ enum Offer {
 }
 
 impl Sink {
-    /// Offer `message`; `as_ws` is it as a WebSocket message, made on the
+    /// Offer `message`; `as_ws` is it as a WebSocket frame, made on the
     /// first socket's offer and shared by the rest.
-    fn offer(&self, message: &Arc<Published>, as_ws: &mut Option<Message>) -> Offer {
+    fn offer(&self, message: &Arc<Published>, as_ws: &mut Option<Frame>) -> Offer {
         match self {
             Sink::Stream(_, since) | Sink::Socket(_, since) if message.seq <= *since => {
                 Offer::Taken
@@ -68,7 +67,7 @@ impl Sink {
             },
             Sink::Socket(queue, _) => {
                 let ws = as_ws.get_or_insert_with(|| {
-                    crate::ws::message(message.data.clone(), message.binary)
+                    crate::ws::frame_of(message.data.clone(), message.binary)
                 });
                 match queue.push(ws.clone()) {
                     Pushed::Queued => Offer::Taken,

@@ -6,8 +6,9 @@
 //! answered, so a client that sends faster than the app handles waits on
 //! TCP), applies the app's commands, sends a ping after `idle` of silence,
 //! and starts the close on server shutdown (1001). The writer empties the
-//! connection's [`Queue`] onto the socket, writing as much as is queued
-//! before each flush, and sends the close frame last.
+//! connection's [`Queue`] onto the socket: control frames through
+//! tungstenite, data frames handed to the socket all at once, one flush
+//! for all; the close frame last.
 //!
 //! Ending: a client's close frame is answered (by tungstenite) and ends
 //! the connection; a close the server starts (the app, 1001, 1008, 1009)
@@ -19,7 +20,7 @@ use std::collections::HashSet;
 use std::future::poll_fn;
 use std::pin::pin;
 use std::rc::Rc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::time::Instant;
@@ -254,7 +255,7 @@ impl Driver {
                 if closed {
                     return;
                 }
-                if self.queue.push(super::message(data, binary)) == Pushed::TooSlow {
+                if self.queue.push(super::frame_of(data, binary)) == Pushed::TooSlow {
                     self.live.count_slow();
                     log::warn(&format!(
                         "ws: closed connection {} of {}: its client read too slowly ({} messages queued)",
@@ -307,12 +308,8 @@ impl Driver {
 async fn write(ws: Shared, queue: Queue) -> bool {
     loop {
         match queue.next().await {
-            Next::Out(first) => {
-                let mut next = Some(first);
-                if poll_fn(|cx| send_queued(&ws, &queue, &mut next, cx))
-                    .await
-                    .is_err()
-                {
+            Next::Out => {
+                if poll_fn(|cx| send_queued(&ws, &queue, cx)).await.is_err() {
                     return false;
                 }
             }
@@ -321,39 +318,42 @@ async fn write(ws: Shared, queue: Queue) -> bool {
                     code: CloseCode::from(code),
                     reason: Utf8Bytes::from(reason),
                 };
-                // Nothing is queued after it: the queue refuses offers once
-                // closing.
-                let mut next = Some(Message::Close(Some(frame)));
-                return poll_fn(|cx| send_queued(&ws, &queue, &mut next, cx))
-                    .await
-                    .is_ok();
+                // After every frame queued before it (the socket writes
+                // those first); nothing is queued after it: the queue
+                // refuses offers once closing.
+                return send_close(&ws, frame).await.is_ok();
             }
         }
     }
 }
 
-/// Hand `next` to tungstenite, and after it whatever else is queued by
-/// then, and flush them: one write for all (a flush per frame was a
-/// `write` per frame when messages come in bursts, as a broadcast does).
-fn send_queued(
-    ws: &Shared,
-    queue: &Queue,
-    next: &mut Option<Message>,
-    cx: &mut Context<'_>,
-) -> Poll<Result<(), WsError>> {
+async fn send_close(ws: &Shared, frame: CloseFrame) -> Result<(), WsError> {
+    poll_fn(|cx| ws.borrow_mut().poll_ready_unpin(cx)).await?;
+    ws.borrow_mut()
+        .start_send_unpin(Message::Close(Some(frame)))?;
+    poll_fn(|cx| ws.borrow_mut().poll_flush_unpin(cx)).await
+}
+
+/// Send what is queued: control frames through tungstenite, the data
+/// frames handed to the socket in one batch, and flush them all (one
+/// `writev` for a burst, as a broadcast makes).
+fn send_queued(ws: &Shared, queue: &Queue, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
     let mut ws = ws.borrow_mut();
     loop {
-        if next.is_none() {
-            *next = queue.pop();
+        while queue.has_control() {
+            ready!(ws.poll_ready_unpin(cx))?;
+            if let Some(control) = queue.pop_control() {
+                ws.start_send_unpin(control)?;
+            }
         }
-        let Some(message) = next.take() else { break };
-        if ws.poll_ready_unpin(cx)?.is_pending() {
-            *next = Some(message);
-            return Poll::Pending;
+        if let Some(frames) = ws.get_mut().frames_to_fill() {
+            queue.take_frames(frames);
         }
-        ws.start_send_unpin(message)?;
+        ready!(ws.poll_flush_unpin(cx))?;
+        if queue.is_idle() {
+            return Poll::Ready(Ok(()));
+        }
     }
-    ws.poll_flush_unpin(cx)
 }
 
 fn far_future() -> Instant {

@@ -7,8 +7,10 @@
 //! driver. The connection's HTTP/1.1 service leaves it with the
 //! connection; once hyper has written the 101 and let go of the socket,
 //! the connection task takes the socket back and the driver runs on a task
-//! of its own on the worker's thread ([`driver`]), with tokio-tungstenite
-//! doing the framing. The app sees [`WsEvent`]s, one at a time per connection,
+//! of its own on the worker's thread ([`driver`]). tokio-tungstenite reads
+//! the client's frames and writes the control frames; data frames are
+//! made by [`Frame`] (tungstenite's header, once per message) and written
+//! by the connection's [`socket`], many to a `writev`. The app sees [`WsEvent`]s, one at a time per connection,
 //! and answers each with [`WsCommand`]s (send, close, subscribe,
 //! unsubscribe, publish), applied once it returns. Between two events a
 //! connection holds a socket, a [`Queue`] and its subscriptions, nothing
@@ -19,6 +21,7 @@
 //! when [`Published::binary`](cove_core::Published)).
 
 mod driver;
+mod frame;
 mod handshake;
 mod queue;
 mod socket;
@@ -33,7 +36,6 @@ use hyper::upgrade::OnUpgrade;
 
 use cove_core::{Publisher, Request, WsApp, WsConn};
 use hyper::http::request::Parts;
-use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::convert::{closing, HttpResponse};
 use crate::drain::Watcher;
@@ -41,6 +43,7 @@ use crate::io::Io;
 use crate::live::{Live, Open, MAX_PER_WORKER};
 use crate::Body;
 
+pub(crate) use frame::Frame;
 pub(crate) use queue::{Pushed, Queue};
 
 /// The limits of WebSocket connections.
@@ -180,26 +183,25 @@ impl Pending {
     }
 }
 
-/// The message `data` goes out as: binary, or text with its bad UTF-8 (if
+/// The frame `data` goes out in: binary, or text with its bad UTF-8 (if
 /// any) replaced. The app's sends and published messages alike; a
 /// published one is made once per message and worker and shared by its
 /// subscribers (made per delivery, it cost ~145 instructions a delivery,
 /// most of them checking the same UTF-8 twice; measured).
-pub(crate) fn message(data: Bytes, binary: bool) -> Message {
+pub(crate) fn frame_of(data: Bytes, binary: bool) -> Frame {
     if binary {
-        Message::Binary(data)
+        Frame::new(data, true)
     } else {
-        Message::Text(text(data))
+        Frame::new(text(data), false)
     }
 }
 
 /// `data` as a text frame's payload: as it is when it is UTF-8, else with
 /// its bad bytes replaced.
-fn text(data: bytes::Bytes) -> Utf8Bytes {
+fn text(data: Bytes) -> Bytes {
     match std::str::from_utf8(&data) {
-        // Checked just now: the conversion cannot fail.
-        Ok(_) => Utf8Bytes::try_from(data).unwrap_or_default(),
-        Err(_) => Utf8Bytes::from(String::from_utf8_lossy(&data).into_owned()),
+        Ok(_) => data,
+        Err(_) => Bytes::from(String::from_utf8_lossy(&data).into_owned()),
     }
 }
 

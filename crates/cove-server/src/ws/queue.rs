@@ -17,13 +17,16 @@ use std::task::{Poll, Waker};
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::Message;
 
+use super::frame::Frame;
+
 /// Close code for a client that cannot keep up (policy violation).
 pub(crate) const TOO_SLOW: u16 = 1008;
 
 /// What the writer takes next.
 #[derive(Debug)]
 pub(crate) enum Next {
-    Out(Message),
+    /// Frames or control frames wait.
+    Out,
     /// Send this close frame, then nothing more.
     Close(u16, String),
 }
@@ -43,7 +46,7 @@ pub(crate) enum Pushed {
 pub(crate) struct Queue(Rc<Inner>);
 
 struct Inner {
-    items: RefCell<VecDeque<Message>>,
+    items: RefCell<VecDeque<Frame>>,
     control: RefCell<VecDeque<Message>>,
     cap: usize,
     /// The close frame to send, once closing; taken by the writer.
@@ -74,7 +77,7 @@ impl Queue {
     }
 
     /// Queue `out`; a full queue closes the connection with 1008.
-    pub(crate) fn push(&self, out: Message) -> Pushed {
+    pub(crate) fn push(&self, out: Frame) -> Pushed {
         let inner = &self.0;
         if inner.closing.get() || inner.gone.get() {
             return Pushed::Closed;
@@ -125,12 +128,6 @@ impl Queue {
         inner.closing_started.notify_one();
     }
 
-    /// Nothing waits to be written.
-    #[cfg(test)]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.items.borrow().is_empty() && self.0.control.borrow().is_empty()
-    }
-
     pub(crate) fn is_closing(&self) -> bool {
         self.0.closing.get()
     }
@@ -159,23 +156,33 @@ impl Queue {
         Rc::ptr_eq(&self.0, &other.0)
     }
 
-    /// The next frame to send, if one waits: control frames first, then
-    /// messages (not the close frame: [`Queue::next`] gives that).
-    pub(crate) fn pop(&self) -> Option<Message> {
-        let inner = &self.0;
-        if let Some(control) = inner.control.borrow_mut().pop_front() {
-            return Some(control);
-        }
-        inner.items.borrow_mut().pop_front()
+    /// The next control frame to send, if one waits.
+    pub(crate) fn pop_control(&self) -> Option<Message> {
+        self.0.control.borrow_mut().pop_front()
     }
 
-    /// The writer's next piece of work: control frames first, then
-    /// messages, then the close frame (once; after it, never returns).
+    pub(crate) fn has_control(&self) -> bool {
+        !self.0.control.borrow().is_empty()
+    }
+
+    /// Move every queued frame into `to`, which is empty: the two queues
+    /// trade places, so a batch moves at the cost of one.
+    pub(crate) fn take_frames(&self, to: &mut VecDeque<Frame>) {
+        std::mem::swap(&mut *self.0.items.borrow_mut(), to);
+    }
+
+    /// Nothing waits to be written but the close frame, if any.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.0.control.borrow().is_empty() && self.0.items.borrow().is_empty()
+    }
+
+    /// The writer's next piece of work: frames while any wait, then the
+    /// close frame (once; after it, never returns).
     pub(crate) async fn next(&self) -> Next {
         let inner = &self.0;
         poll_fn(|cx| {
-            if let Some(out) = self.pop() {
-                return Poll::Ready(Next::Out(out));
+            if !self.is_idle() {
+                return Poll::Ready(Next::Out);
             }
             if let Some((code, reason)) = inner.close.borrow().clone() {
                 // The last thing sent: the writer stops after it.
@@ -202,8 +209,8 @@ impl Queue {
 mod tests {
     use super::*;
 
-    fn text(s: &str) -> Message {
-        Message::text(s)
+    fn text(s: &str) -> Frame {
+        Frame::new(bytes::Bytes::copy_from_slice(s.as_bytes()), false)
     }
 
     fn run<F: std::future::Future>(f: F) -> F::Output {
@@ -213,12 +220,13 @@ mod tests {
             .block_on(f)
     }
 
-    async fn next_text(q: &Queue) -> String {
-        match q.next().await {
-            Next::Out(Message::Text(t)) => t.to_string(),
-            Next::Out(Message::Ping(_)) => "ping".into(),
-            other => panic!("{other:?}"),
-        }
+    fn taken(q: &Queue) -> Vec<String> {
+        let mut frames = VecDeque::new();
+        q.take_frames(&mut frames);
+        frames
+            .iter()
+            .map(|f| String::from_utf8(f.payload().to_vec()).unwrap())
+            .collect()
     }
 
     #[test]
@@ -230,9 +238,12 @@ mod tests {
             q.push_control(Message::Ping(Default::default()));
             q.close(1000, "bye", false);
             assert_eq!(q.push(text("c")), Pushed::Closed);
-            assert_eq!(next_text(&q).await, "ping");
-            assert_eq!(next_text(&q).await, "a");
-            assert_eq!(next_text(&q).await, "b");
+            assert!(matches!(q.next().await, Next::Out));
+            assert!(matches!(q.pop_control(), Some(Message::Ping(_))));
+            assert_eq!(q.pop_control(), None);
+            assert!(matches!(q.next().await, Next::Out));
+            assert_eq!(taken(&q), ["a", "b"]);
+            assert!(q.is_idle());
             assert!(matches!(q.next().await, Next::Close(1000, r) if r == "bye"));
             q.closing().await;
         });
@@ -245,13 +256,23 @@ mod tests {
             assert_eq!(q.push(text("a")), Pushed::Queued);
             assert_eq!(q.push(text("b")), Pushed::Queued);
             assert_eq!(q.push(text("c")), Pushed::TooSlow);
-            assert!(q.is_empty());
+            assert!(q.is_idle());
             assert!(q.is_closing());
             assert!(matches!(q.next().await, Next::Close(TOO_SLOW, _)));
             // A later close does not replace the first.
             q.close(1000, "", false);
             assert_eq!(q.close_code().unwrap().0, TOO_SLOW);
         });
+    }
+
+    #[test]
+    fn taking_frames_frees_the_queue_for_more() {
+        let q = Queue::new(2);
+        assert_eq!(q.push(text("a")), Pushed::Queued);
+        assert_eq!(q.push(text("b")), Pushed::Queued);
+        assert_eq!(taken(&q), ["a", "b"]);
+        assert_eq!(q.push(text("c")), Pushed::Queued);
+        assert_eq!(taken(&q), ["c"]);
     }
 
     #[test]
