@@ -57,10 +57,12 @@ const ABNORMAL: u16 = 1006;
 /// Close code the app sees for a close frame without one (never sent).
 const NO_STATUS: u16 = 1005;
 
-/// Most bytes one read from the socket takes. tungstenite zeroes this much
-/// of its buffer before every read: at its default (128 KiB) that was
-/// ~220k instructions a message on a 32-byte echo (callgrind).
-const READ_CHUNK: usize = 8 * 1024;
+/// Most bytes tungstenite reads from the socket at once. It zeroes this
+/// much of its buffer before every read: at its default (128 KiB) that was
+/// ~220k instructions a message on a 32-byte echo (callgrind), and at
+/// 8 KiB still ~10% of the user time; a larger message is read in bulk by
+/// the socket (socket.rs) and handed over from there.
+const READ_CHUNK: usize = 2 * 1024;
 
 /// Topics one connection may subscribe to.
 const MAX_TOPICS: usize = cove_core::MAX_EVENT_TOPICS;
