@@ -1,13 +1,16 @@
-//! A data frame as it goes on the wire: its header, formatted once by
-//! tungstenite's [`FrameHeader`], and its payload, shared.
+//! A data frame as it goes on the wire, whole: its header, formatted by
+//! tungstenite's [`FrameHeader`], and its payload, in one buffer shared by
+//! reference count.
 //!
 //! A server's frames are not masked, so a published message's frame is the
 //! same bytes for every subscriber: it is made once per message and worker,
-//! and each delivery is a copy of 48 bytes and a reference count. The
-//! connection's [`Socket`](super::socket::Socket) writes queued frames
-//! itself, many in one `writev` (handed to tungstenite one at a time, each
-//! was formatted and copied into its buffer again: ~230 instructions a
-//! delivery, measured).
+//! and each delivery queues a pointer to it (a non-atomic count: frames
+//! never leave their worker's thread). The connection's
+//! [`Socket`](super::socket::Socket) writes queued frames itself, many in
+//! one write (handed to tungstenite one at a time, each was formatted and
+//! copied into its buffer again: ~230 instructions a delivery, measured).
+
+use std::rc::Rc;
 
 use bytes::Bytes;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
@@ -18,11 +21,7 @@ const HEAD_MAX: usize = 10;
 
 /// One whole data frame (text or binary, final).
 #[derive(Clone, Debug)]
-pub(crate) struct Frame {
-    head: [u8; HEAD_MAX],
-    head_len: u8,
-    payload: Bytes,
-}
+pub(crate) struct Frame(Rc<Vec<u8>>);
 
 impl Frame {
     /// The frame of one message: `payload` as binary, or as text (which
@@ -33,44 +32,32 @@ impl Frame {
             opcode,
             ..FrameHeader::default()
         };
-        let mut head = [0u8; HEAD_MAX];
-        let mut rest = &mut head[..];
-        // Writing to a slice fails only past its end, and an unmasked
-        // header is at most HEAD_MAX bytes.
-        let _ = header.format(payload.len() as u64, &mut rest);
-        let head_len = (HEAD_MAX - rest.len()) as u8;
-        Frame {
-            head,
-            head_len,
-            payload,
-        }
+        let mut bytes = Vec::with_capacity(HEAD_MAX + payload.len());
+        // Writing to a Vec does not fail.
+        let _ = header.format(payload.len() as u64, &mut bytes);
+        bytes.extend_from_slice(&payload);
+        Frame(Rc::new(bytes))
     }
 
     /// Its length on the wire.
     pub(crate) fn len(&self) -> usize {
-        usize::from(self.head_len) + self.payload.len()
+        self.0.len()
     }
 
-    /// Its bytes from `at` on, as the rest of the header and the payload
-    /// (either may be empty).
-    pub(crate) fn from(&self, at: usize) -> (&[u8], &[u8]) {
-        let head = &self.head[..usize::from(self.head_len)];
-        if at < head.len() {
-            (&head[at..], &self.payload)
-        } else {
-            (&[], &self.payload[at - head.len()..])
-        }
+    /// Its bytes on the wire.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0
     }
 
     #[cfg(test)]
-    pub(crate) fn payload(&self) -> &Bytes {
-        &self.payload
-    }
-
-    #[cfg(test)]
-    pub(crate) fn to_vec(&self) -> Vec<u8> {
-        let (head, payload) = self.from(0);
-        [head, payload].concat()
+    pub(crate) fn payload(&self) -> &[u8] {
+        let head = usize::from(self.0[1] & 0x7f);
+        let head = match head {
+            126 => 4,
+            127 => 10,
+            _ => 2,
+        };
+        &self.0[head..]
     }
 }
 
@@ -96,19 +83,10 @@ mod tests {
             for binary in [false, true] {
                 let frame = Frame::new(payload.clone(), binary);
                 let want = tungstenite_bytes(&payload, binary);
-                assert_eq!(frame.to_vec(), want, "len {len}");
+                assert_eq!(frame.bytes(), want, "len {len}");
+                assert_eq!(frame.payload(), &payload[..]);
                 assert_eq!(frame.len(), want.len());
             }
         }
-    }
-
-    #[test]
-    fn from_skips_what_is_written() {
-        let frame = Frame::new(Bytes::from_static(b"hello"), false);
-        assert_eq!(frame.from(0), (&[0x81, 5][..], &b"hello"[..]));
-        assert_eq!(frame.from(1), (&[5][..], &b"hello"[..]));
-        assert_eq!(frame.from(2), (&[][..], &b"hello"[..]));
-        assert_eq!(frame.from(4), (&[][..], &b"llo"[..]));
-        assert_eq!(frame.from(7), (&[][..], &b""[..]));
     }
 }

@@ -25,7 +25,7 @@
 //! writes); the copy of a frame of a few dozen bytes costs next to nothing.
 
 use std::collections::VecDeque;
-use std::io::{self, IoSlice};
+use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
@@ -96,9 +96,8 @@ impl Socket {
                     return Poll::Ready(Ok(()));
                 };
                 if first.len() > STAGE_MAX {
-                    let (head, payload) = first.from(self.frame_written);
-                    let slices = [IoSlice::new(head), IoSlice::new(payload)];
-                    let n = ready!(Pin::new(&mut self.io).poll_write_vectored(cx, &slices))?;
+                    let rest = &first.bytes()[self.frame_written..];
+                    let n = ready!(Pin::new(&mut self.io).poll_write(cx, rest))?;
                     self.frame_written += wrote(n)?;
                     if self.frame_written == first.len() {
                         self.frames.pop_front();
@@ -130,9 +129,7 @@ impl Socket {
             if len > STAGE_MAX || (self.staged.len() + len > STAGE_MAX && !self.staged.is_empty()) {
                 break;
             }
-            let (head, payload) = frame.from(0);
-            self.staged.extend_from_slice(head);
-            self.staged.extend_from_slice(payload);
+            self.staged.extend_from_slice(frame.bytes());
             self.frames.pop_front();
         }
     }
@@ -298,7 +295,7 @@ mod tests {
                     // Small ones staged together, large ones (past STAGE_MAX) alone.
                     5_000 + usize::from(i) * 197,
                 );
-                want.extend(f.to_vec());
+                want.extend_from_slice(f.bytes());
                 frames.push_back(f);
             }
             // tungstenite hands over its buffer until all is taken; while
