@@ -20,9 +20,10 @@
 //! has taken.
 //!
 //! Why a copy: a broadcast queues many small frames at once, and handing
-//! them to the kernel as two `iovec`s each cost ~15% more system time a
-//! delivery than one contiguous buffer (measured against Bun's corked
-//! writes); the copy of a frame of a few dozen bytes costs next to nothing.
+//! them to the kernel as two `iovec`s each cost more system time a
+//! delivery than one contiguous buffer (10–25% in a broadcast to 1,000
+//! subscribers, measured on a loaded machine); the copy of a frame of a
+//! few dozen bytes costs next to nothing.
 
 use std::collections::VecDeque;
 use std::io;
