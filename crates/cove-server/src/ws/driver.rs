@@ -343,8 +343,9 @@ async fn send_close(ws: &Shared, frame: CloseFrame) -> Result<(), WsError> {
 /// Send what is queued: control frames through tungstenite, the data
 /// frames handed to the socket in one batch, and flush them all (one write
 /// for a burst, as a broadcast makes). With no control frame held by
-/// tungstenite, the socket is flushed directly, not through tungstenite's
-/// flush and its wakers (~40 instructions a delivery in a broadcast).
+/// tungstenite, the socket is first flushed directly, not through
+/// tungstenite's flush and its wakers; only a flush that must wait goes
+/// through them.
 fn send_queued(
     ws: &Shared,
     queue: &Queue,
@@ -366,8 +367,14 @@ fn send_queued(
         if *control_held {
             ready!(ws.poll_flush_unpin(cx))?;
             *control_held = false;
+        } else if let Poll::Ready(done) = Pin::new(ws.get_mut()).poll_flush(cx) {
+            done?;
         } else {
-            ready!(Pin::new(ws.get_mut()).poll_flush(cx))?;
+            // Wait through tungstenite's flush: tokio keeps one write
+            // waker a socket, and a write of the reader's (a pong) would
+            // take it; tokio-tungstenite's waker proxy, registered here,
+            // wakes both tasks.
+            ready!(ws.poll_flush_unpin(cx))?;
         }
         if queue.is_idle() {
             return Poll::Ready(Ok(()));

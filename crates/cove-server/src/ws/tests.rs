@@ -494,3 +494,41 @@ fn past_the_worker_limit_an_upgrade_is_refused_with_503() {
         assert_eq!(next_data(&mut again).await, Message::text("in"));
     });
 }
+
+/// A client's ping answered while the writer waits on a full socket: the
+/// reader's write takes tokio's one write waker of the socket, and the
+/// writer must still be woken (through tokio-tungstenite's waker proxy),
+/// or what is published after never goes out.
+#[test]
+fn a_ping_answered_while_the_socket_is_full_leaves_the_writer_awake() {
+    let server = Server::start(WsLimits::default());
+    run(async {
+        let mut c = server.connect("/chat").await;
+        assert_eq!(next_data(&mut c).await, Message::text("welcome"));
+        let big = Bytes::from(vec![b'x'; 512 * 1024]);
+        let publish = |n: usize| {
+            for _ in 0..n {
+                let p = Published::new("room", big.clone(), true).numbered();
+                server.hub.send(Arc::new(p)).unwrap();
+            }
+        };
+        // 12 MiB unread: more than the two sockets' buffers hold.
+        publish(24);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        c.send(Message::Ping(Bytes::from_static(b"are you there")))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        for _ in 0..24 {
+            assert_eq!(next_data(&mut c).await, Message::Binary(big.clone()));
+        }
+        publish(3);
+        for _ in 0..3 {
+            let got = tokio::time::timeout(Duration::from_secs(10), next_data(&mut c)).await;
+            assert_eq!(
+                got.expect("published after the ping, never sent"),
+                Message::Binary(big.clone())
+            );
+        }
+    });
+}
