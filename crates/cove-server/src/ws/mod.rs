@@ -10,8 +10,9 @@
 //! of its own on the worker's thread ([`driver`]). tokio-tungstenite reads
 //! the client's frames and writes the control frames; data frames are
 //! made by [`Frame`] (tungstenite's header, once per message) and written
-//! by the connection's [`socket`], many to a `writev`. The app sees [`WsEvent`]s, one at a time per connection,
-//! and answers each with [`WsCommand`]s (send, close, subscribe,
+//! by the connection's [`socket`], many in one write. The app sees
+//! [`WsEvent`]s, one at a time per connection, and answers each with
+//! [`WsCommand`]s (send, close, subscribe,
 //! unsubscribe, publish), applied once it returns. Between two events a
 //! connection holds a socket, a [`Queue`] and its subscriptions, nothing
 //! of a script VM.
