@@ -133,6 +133,51 @@ mod tests {
     }
 
     #[test]
+    fn the_next_event_starts_afresh_on_the_same_request() {
+        use crate::{Plan, Target, TurnUse, WsCommand, WsEvent};
+        let req = Request {
+            path: "/chat".into(),
+            ..Request::default()
+        };
+        let plan = Plan {
+            target: Target::Socket {
+                handler: 3,
+                params: Vec::new(),
+            },
+            pre: Vec::new(),
+            post: Vec::new(),
+        };
+        let mut ex = Exchange::new(req, plan);
+        ex.next_event(7, WsEvent::Open);
+        ex.res.socket_command(7, WsCommand::text("hi")).unwrap();
+        ex.res.publish("room", "x".into(), false).unwrap();
+        ex.res.status = 500;
+        ex.errors.push(crate::ScriptError {
+            message: "app.lua:3: boom".into(),
+        });
+        ex.turn.touched = Some(4);
+        ex.at_handler = true;
+        ex.cursor = 2;
+
+        let message = WsEvent::Message {
+            data: "m".into(),
+            binary: false,
+        };
+        ex.next_event(7, message.clone());
+        assert_eq!(ex.req.path, "/chat");
+        assert!(matches!(ex.plan.target, Target::Socket { handler: 3, .. }));
+        let turn = ex.res.socket_turn().expect("the event's turn");
+        assert_eq!((turn.conn, &turn.event), (7, &message));
+        assert!(turn.commands.is_empty(), "the last event's sends are gone");
+        let live = ex.res.live.as_deref().unwrap();
+        assert!(live.outbox.is_empty() && live.events.is_none());
+        assert_eq!(ex.res.status, 200);
+        assert!(ex.errors.is_empty() && ex.pending.is_none() && ex.resume.is_none());
+        assert_eq!(ex.turn, TurnUse::default());
+        assert_eq!((ex.cursor, ex.at_handler), (0, false));
+    }
+
+    #[test]
     fn header_bytes_that_are_not_text_are_replaced() {
         let mut req = Request::default();
         let raw = HeaderValue::from_bytes(b"caf\xc3\xa9 \xff").unwrap();
@@ -179,5 +224,28 @@ impl Exchange {
             audit: None,
             turn: crate::TurnUse::default(),
         }
+    }
+
+    /// Ready this exchange for its handler's next call on the same request:
+    /// a WebSocket connection's next `event`. The request and plan stay; the
+    /// response starts afresh (keeping its live parts' box, which the event
+    /// goes in), with no errors, nothing pending and the turn clear. Cheaper
+    /// than a new exchange a message (the 528-byte struct built, moved into
+    /// the event's future and dropped: ~600 instructions, callgrind).
+    pub fn next_event(&mut self, conn: u64, event: crate::WsEvent) {
+        let live = self.res.live.take();
+        self.res = Response::new();
+        if let Some(mut live) = live {
+            *live = crate::LiveParts::default();
+            self.res.live = Some(live);
+        }
+        self.res.start_socket_turn(conn, event);
+        self.errors.clear();
+        self.pending = None;
+        self.resume = None;
+        self.cursor = 0;
+        self.at_handler = false;
+        self.audit = None;
+        self.turn = crate::TurnUse::default();
     }
 }

@@ -12,8 +12,8 @@ use hyper::http::request::Parts;
 
 use cove_core::audit::{self, RequestScope};
 use cove_core::{
-    log, run_main, App, Engine, Exchange, HandlerId, Plan, Request, Target, WsApp, WsCommand,
-    WsConn, WsEvent, WsFuture,
+    log, run_main, App, Engine, Exchange, HandlerId, Plan, Target, WsApp, WsCommand, WsConn,
+    WsEvent, WsFuture,
 };
 
 use super::{drive, ScriptHandler};
@@ -26,20 +26,24 @@ const INTERNAL_ERROR: u16 = 1011;
 type State<A> = <<A as App>::Engine as Engine>::State;
 
 /// One connection's side of the app: the endpoint's handler, and the
-/// upgrade request with the script state its middleware left, which every
-/// event of the connection runs with. So `open` sees the same `req` (its
-/// `ctx` included), the engines make no new `req` for each message, and a
-/// `req` a handler kept stays readable for the connection's life.
+/// upgrade request's exchange with the script state its middleware left,
+/// which every event of the connection runs with. So `open` sees the same
+/// `req` (its `ctx` included), the engines make no new `req` for each
+/// message, and a `req` a handler kept stays readable for the connection's
+/// life.
 struct ScriptSocket<A: App + 'static> {
     handler: Rc<ScriptHandler<A>>,
     route: HandlerId,
-    /// Between events; `None` while one runs (events never overlap).
-    held: RefCell<Option<Held<A>>>,
+    /// Between events; `None` while one runs (events never overlap), and
+    /// after one whose future was dropped (the connection ended mid-event).
+    held: RefCell<Option<Box<Held<A>>>>,
 }
 
-/// The upgrade request (its head) and the request's script state.
+/// The exchange every event runs in (the upgrade request's head, the
+/// endpoint as its target), and the request's script state. Boxed: an
+/// event's future holds a pointer, not the 528-byte exchange.
 struct Held<A: App> {
-    request: Request,
+    ex: Exchange,
     state: State<A>,
 }
 
@@ -82,17 +86,16 @@ where
         let Target::Socket { handler, .. } = ex.plan.target else {
             return self.finish(ex);
         };
-        let request = std::mem::take(&mut ex.req);
+        let request = ex.req.clone();
+        let headers = std::mem::take(&mut ex.res.headers);
+        ex.plan = socket_plan(handler);
         let app = Rc::new(ScriptSocket {
             handler: self.clone(),
             route: handler,
-            held: RefCell::new(Some(Held {
-                request: request.clone(),
-                state,
-            })),
+            held: RefCell::new(Some(Box::new(Held { ex, state }))),
         });
         let mut res = self.sockets.upgrade(parts, request, app);
-        for (name, value) in std::mem::take(&mut ex.res.headers) {
+        for (name, value) in headers {
             let (Ok(name), Ok(value)) = (
                 HeaderName::from_bytes(name.as_bytes()),
                 HeaderValue::from_str(&value),
@@ -104,46 +107,38 @@ where
         res
     }
 
-    /// Run `event` of `conn` through the endpoint's handler `route`, with
-    /// the request and state in `held` (the upgrade's, put back after); the
-    /// commands it gave, once its writes are committed, followed by what it
-    /// published. A failure (or writes that did not commit) closes the
-    /// connection with 1011 instead, and is logged with its reason.
+    /// Run `event` of `conn` through the endpoint's handler, in the
+    /// exchange and with the state in `held` (the upgrade's, put back
+    /// after); the commands it gave, once its writes are committed,
+    /// followed by what it published. A failure (or writes that did not
+    /// commit) closes the connection with 1011 instead, and is logged with
+    /// its reason.
     async fn socket_event(
         self: &Rc<Self>,
         route: HandlerId,
         conn: &WsConn,
         event: WsEvent,
-        held: &RefCell<Option<Held<A>>>,
+        cell: &RefCell<Option<Box<Held<A>>>>,
     ) -> Vec<WsCommand> {
-        let taken = held.borrow_mut().take();
         let kind = match event {
             WsEvent::Open => "open",
             WsEvent::Message { .. } => "message",
             WsEvent::Close { .. } => "close",
         };
-        let (req, mut state) = match taken {
-            Some(Held { request, state }) => (request, state),
-            None => (conn.request.clone(), Default::default()),
-        };
-        let plan = Plan {
-            target: Target::Socket {
-                handler: route,
-                params: Vec::new(),
-            },
-            pre: Vec::new(),
-            post: Vec::new(),
-        };
-        let mut ex = Exchange::new(req, plan);
-        ex.res.start_socket_turn(conn.id, event);
+        let taken = cell.borrow_mut().take();
+        let mut held = taken.unwrap_or_else(|| {
+            Box::new(Held {
+                ex: Exchange::new(conn.request.clone(), socket_plan(route)),
+                state: Default::default(),
+            })
+        });
+        let Held { ex, state } = &mut *held;
+        ex.next_event(conn.id, event);
         if audit::enabled() {
             ex.audit = Some(RequestScope::new());
         }
         let engine = self.app.engine();
-        drive(engine, &mut ex, &mut state, run_main, || {
-            self.schedule_commit()
-        })
-        .await;
+        drive(engine, ex, state, run_main, || self.schedule_commit()).await;
         if ex.turn.left_open {
             self.schedule_commit();
         }
@@ -163,12 +158,16 @@ where
                 "ws {path} {kind}: its writes did not commit; closing the connection with {INTERNAL_ERROR}"
             ));
         }
-        let live = ex.res.live.take().map(|l| *l).unwrap_or_default();
-        *held.borrow_mut() = Some(Held {
-            request: std::mem::take(&mut ex.req),
-            state,
-        });
-        if !ex.errors.is_empty() || !committed {
+        let failed = !ex.errors.is_empty() || !committed;
+        let (mut commands, outbox) = match ex.res.live.as_deref_mut() {
+            Some(live) => (
+                live.socket.take().map(|t| t.commands).unwrap_or_default(),
+                std::mem::take(&mut live.outbox),
+            ),
+            None => Default::default(),
+        };
+        *cell.borrow_mut() = Some(held);
+        if failed {
             return match kind {
                 "close" => Vec::new(),
                 _ => vec![WsCommand::Close {
@@ -177,8 +176,19 @@ where
                 }],
             };
         }
-        let mut commands = live.socket.map(|t| t.commands).unwrap_or_default();
-        commands.extend(live.outbox.into_iter().map(WsCommand::Publish));
+        commands.extend(outbox.into_iter().map(WsCommand::Publish));
         commands
+    }
+}
+
+/// What every event of a connection runs: its endpoint's handler alone.
+fn socket_plan(handler: HandlerId) -> Plan {
+    Plan {
+        target: Target::Socket {
+            handler,
+            params: Vec::new(),
+        },
+        pre: Vec::new(),
+        post: Vec::new(),
     }
 }
