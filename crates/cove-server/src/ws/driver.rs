@@ -35,6 +35,7 @@ use cove_core::{check_close, check_topic, log, Publisher, WsApp, WsCommand, WsCo
 
 use super::queue::{Next, Pushed, Queue};
 use super::socket::Socket;
+use super::woken::Woken;
 use super::WsLimits;
 use crate::drain::Watcher;
 use crate::live::{Live, Open};
@@ -115,6 +116,8 @@ impl Driver {
         let mut ended = None;
         {
             let mut reader = pin!(self.read(stream, watcher));
+            // Polled only when they wake, not at every message (woken.rs).
+            let mut writing = Woken::new(&mut writer);
             let mut deadline: Option<Instant> = None;
             loop {
                 let wait = deadline.unwrap_or_else(far_future);
@@ -127,13 +130,13 @@ impl Driver {
                         }
                         deadline.get_or_insert(Instant::now() + close_timeout);
                     }
-                    sent = &mut writer, if !writer_done => {
+                    sent = &mut writing, if !writer_done => {
                         writer_done = true;
                         if !sent.unwrap_or(false) || ended.is_some() {
                             break;
                         }
                     }
-                    () = queue.closing(), if deadline.is_none() => {
+                    () = Woken::new(Box::pin(queue.closing())), if deadline.is_none() => {
                         deadline = Some(Instant::now() + close_timeout);
                     }
                     () = tokio::time::sleep_until(wait), if deadline.is_some() => break,
@@ -170,13 +173,20 @@ impl Driver {
         let mut pinged: Option<Instant> = None;
         let mut stopped = false;
         let mut peer_close: Option<(u16, String)> = None;
-        let timer = tokio::time::sleep_until(heard + idle);
-        tokio::pin!(timer);
+        // Both polled only when they wake, not at every message (woken.rs).
+        let timer = pin!(tokio::time::sleep_until(heard + idle));
+        let mut timer = Woken::new(timer);
         // The watcher is kept to the end: the drain waits for it.
-        let stopping = watcher.stopping();
-        tokio::pin!(stopping);
+        let stopping = pin!(watcher.stopping());
+        let mut stopping = Woken::new(stopping);
         loop {
             tokio::select! {
+                // The socket first, and the others only when it waits: a
+                // fair (random) start polled the shutdown watch and the
+                // timer before most messages (~300 instructions each). A
+                // client sending without pause still lets them run: the
+                // socket's reads spend tokio's cooperative budget.
+                biased;
                 got = poll_fn(|cx| stream.borrow_mut().poll_next_unpin(cx)) => {
                     let message = match got {
                         None => {
@@ -229,7 +239,7 @@ impl Driver {
                         None => heard + idle,
                     };
                     if now < due {
-                        timer.as_mut().reset(due);
+                        timer.get_mut().as_mut().reset(due);
                         continue;
                     }
                     if pinged.is_some() {
@@ -237,7 +247,7 @@ impl Driver {
                     }
                     self.queue.push_control(Message::Ping(Default::default()));
                     pinged = Some(now);
-                    timer.as_mut().reset(now + pong_timeout);
+                    timer.get_mut().as_mut().reset(now + pong_timeout);
                 }
             }
         }

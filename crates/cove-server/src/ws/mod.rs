@@ -26,6 +26,7 @@ mod frame;
 mod handshake;
 mod queue;
 mod socket;
+mod woken;
 
 use std::cell::Cell;
 use std::rc::Rc;
