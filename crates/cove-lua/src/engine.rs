@@ -230,7 +230,10 @@ impl Engine for LuaEngine {
                     dispatch: &self.dispatch,
                     handler,
                     refs: (self.dispatch_ref, self.handler_refs[id as usize]),
-                    keep,
+                    // A table the request already has is not handed back:
+                    // the handle made for it cost ~300 instructions a call
+                    // (every message of a WebSocket connection).
+                    keep: keep && st.table.is_none(),
                     req: st.table.as_ref(),
                     new,
                 };
