@@ -8,6 +8,9 @@
 (function (raw, register) {
   const { wsEvent, wsSend, wsClose, wsSubscribe, wsUnsubscribe } = raw;
   const sockets = new Map();
+  // Filled by wsEvent with the event's [id, a, b]; one array for every
+  // event (each is read before anything else runs).
+  const ev = [0, undefined, undefined];
   class WebSocketConnection {
     constructor(id, ctx) {
       this.id = id;
@@ -34,19 +37,19 @@
     }
     const { open, message, close } = handlers;
     register("ws", "socket", "GET", String(pattern), function (req) {
-      const event = wsEvent();
-      if (event === undefined) return;
-      const id = event[0], kind = event[1];
-      if (kind === "message") {
-        if (message) return message.call(handlers, sockets.get(id), event[2], event[3]);
-      } else if (kind === "open") {
+      const kind = wsEvent(ev);
+      const id = ev[0], a = ev[1], b = ev[2];
+      ev[1] = ev[2] = undefined; // not kept alive until the next event
+      if (kind === 2) {
+        if (message) return message.call(handlers, sockets.get(id), a, b);
+      } else if (kind === 1) {
         const ws = new WebSocketConnection(id, req.ctx);
         sockets.set(id, ws);
         if (open) return open.call(handlers, ws, req);
-      } else {
+      } else if (kind === 3) {
         const ws = sockets.get(id);
         sockets.delete(id);
-        if (close && ws) return close.call(handlers, ws, event[2], event[3]);
+        if (close && ws) return close.call(handlers, ws, a, b);
       }
     });
   };
