@@ -4,15 +4,21 @@
 //! and `wsUnsubscribe` queue commands on it (host.rs's call in progress),
 //! only for the connection whose event it is.
 
-use rquickjs::{Array, Ctx, Function, Object, TypedArray, Value};
+use rquickjs::{Ctx, Function, Object, TypedArray, Value};
 
 use cove_core::{WsCommand, WsEvent};
 
 use crate::bind::{set_fn, throw, type_name};
 use crate::host::try_with_call;
+use crate::raw::fastfn::{fast_table, install, Args, Method};
 
 /// Queue `command` for connection `id` (`ws.{api}`).
-fn command(ctx: &Ctx<'_>, api: &str, id: f64, command: WsCommand) -> rquickjs::Result<()> {
+fn command<'js>(
+    ctx: &Ctx<'js>,
+    api: &str,
+    id: f64,
+    command: WsCommand,
+) -> rquickjs::Result<Value<'js>> {
     let outcome = match id {
         id if id >= 1.0 && id.fract() == 0.0 => {
             try_with_call(|c| c.res.socket_command(id as u64, command))
@@ -23,7 +29,14 @@ fn command(ctx: &Ctx<'_>, api: &str, id: f64, command: WsCommand) -> rquickjs::R
     };
     outcome
         .unwrap_or_else(|| Err(cove_core::WS_NOT_RUNNING.into()))
-        .map_err(|e| throw(ctx, &format!("ws.{api}: {e}")))
+        .map_err(|e| throw(ctx, &format!("ws.{api}: {e}")))?;
+    Ok(Value::new_undefined(ctx.clone()))
+}
+
+/// Argument 0, the connection's id (`this.id` in ws.js): NaN, refused by
+/// [`command`], when it is not a number.
+fn id_arg(ctx: &Ctx<'_>, args: &Args<'_>) -> f64 {
+    args.get(ctx, 0).as_number().unwrap_or(f64::NAN)
 }
 
 /// A string argument.
@@ -42,15 +55,20 @@ fn text(ctx: &Ctx<'_>, v: &Value<'_>, api: &str, what: &str) -> rquickjs::Result
 /// three, reused) set to `[id, a, b]`: for a message the data (a string,
 /// or a `Uint8Array` when binary) and whether it is binary; for a close
 /// the code and reason. A new array a message, grown one element at a
-/// time, and its kind as a new string cost ~2,500 instructions (callgrind).
-fn event<'js>(ctx: Ctx<'js>, ev: Array<'js>) -> rquickjs::Result<i32> {
+/// time, and its kind as a new string cost ~2,500 instructions (callgrind);
+/// rquickjs's wrapper of a closure ~800 more a call (raw/fastfn.rs).
+fn event<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let kind = |n| Ok(Value::new_int(ctx.clone(), n));
     let Some(Some((id, event))) =
         try_with_call(|c| c.res.socket_turn().map(|t| (t.conn, t.event.clone())))
     else {
-        return Ok(0);
+        return kind(0);
+    };
+    let Some(ev) = args.get(ctx, 0).into_array() else {
+        return Err(throw(ctx, "wsEvent: the event array is missing"));
     };
     ev.set(0, id as f64)?;
-    Ok(match event {
+    kind(match event {
         WsEvent::Open => 1,
         WsEvent::Message { data, binary } => {
             if binary {
@@ -90,61 +108,92 @@ fn build<'js>(ctx: Ctx<'js>) -> rquickjs::Result<Function<'js>> {
     ctx.eval_with_options(WS_JS, opts)
 }
 
+fn send<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let id = id_arg(ctx, args);
+    let (data, binary) = crate::res::data_arg(ctx, args.get(ctx, 1))?;
+    let as_binary = args.get(ctx, 2).as_bool() == Some(true);
+    let send = WsCommand::Send {
+        data: data.into(),
+        binary: binary || as_binary,
+    };
+    command(ctx, "send", id, send)
+}
+
+fn close<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let id = id_arg(ctx, args);
+    let code = args.get(ctx, 1);
+    let code = match code.as_number() {
+        _ if code.is_undefined() => 1000,
+        Some(n) if n.fract() == 0.0 && (0.0..=65535.0).contains(&n) => n as u16,
+        Some(_) => 0,
+        None => {
+            let got = type_name(&code);
+            let msg = format!("ws.close: the code must be an integer, got {got}");
+            return Err(throw(ctx, &msg));
+        }
+    };
+    let reason = args.get(ctx, 2);
+    let reason = match reason.is_undefined() {
+        true => String::new(),
+        false => text(ctx, &reason, "close", "the reason")?,
+    };
+    let close =
+        WsCommand::close(code, &reason).map_err(|e| throw(ctx, &format!("ws.close: {e}")))?;
+    command(ctx, "close", id, close)
+}
+
+fn subscribe<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let id = id_arg(ctx, args);
+    let topic = text(ctx, &args.get(ctx, 1), "subscribe", "the topic")?;
+    let subscribe =
+        WsCommand::subscribe(&topic).map_err(|e| throw(ctx, &format!("ws.subscribe: {e}")))?;
+    command(ctx, "subscribe", id, subscribe)
+}
+
+fn unsubscribe<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let id = id_arg(ctx, args);
+    let topic = text(ctx, &args.get(ctx, 1), "unsubscribe", "the topic")?;
+    command(ctx, "unsubscribe", id, WsCommand::Unsubscribe(topic))
+}
+
+fast_table!(
+    WsNatives,
+    [
+        Method {
+            name: "wsEvent",
+            arity: 1,
+            chains: false,
+            run: event
+        },
+        Method {
+            name: "wsSend",
+            arity: 3,
+            chains: false,
+            run: send
+        },
+        Method {
+            name: "wsClose",
+            arity: 3,
+            chains: false,
+            run: close
+        },
+        Method {
+            name: "wsSubscribe",
+            arity: 2,
+            chains: false,
+            run: subscribe
+        },
+        Method {
+            name: "wsUnsubscribe",
+            arity: 2,
+            chains: false,
+            run: unsubscribe
+        },
+    ]
+);
+
 /// The natives, on the prelude's `raw`.
 pub(crate) fn add<'js>(raw: &Object<'js>) -> rquickjs::Result<()> {
     set_fn(raw, "wsBuild", build)?;
-    set_fn(raw, "wsEvent", event)?;
-    set_fn(
-        raw,
-        "wsSend",
-        |ctx: Ctx<'js>, id: f64, data: Value<'js>, as_binary: bool| {
-            let (data, binary) = crate::res::data_arg(&ctx, data)?;
-            let send = WsCommand::Send {
-                data: data.into(),
-                binary: binary || as_binary,
-            };
-            command(&ctx, "send", id, send)
-        },
-    )?;
-    set_fn(
-        raw,
-        "wsClose",
-        |ctx: Ctx<'js>, id: f64, code: Value<'js>, reason: Value<'js>| {
-            let code = match code.as_number() {
-                _ if code.is_undefined() => 1000,
-                Some(n) if n.fract() == 0.0 && (0.0..=65535.0).contains(&n) => n as u16,
-                Some(_) => 0,
-                None => {
-                    let got = type_name(&code);
-                    let msg = format!("ws.close: the code must be an integer, got {got}");
-                    return Err(throw(&ctx, &msg));
-                }
-            };
-            let reason = match reason.is_undefined() {
-                true => String::new(),
-                false => text(&ctx, &reason, "close", "the reason")?,
-            };
-            let close = WsCommand::close(code, &reason)
-                .map_err(|e| throw(&ctx, &format!("ws.close: {e}")))?;
-            command(&ctx, "close", id, close)
-        },
-    )?;
-    set_fn(
-        raw,
-        "wsSubscribe",
-        |ctx: Ctx<'js>, id: f64, topic: Value<'js>| {
-            let topic = text(&ctx, &topic, "subscribe", "the topic")?;
-            let subscribe = WsCommand::subscribe(&topic)
-                .map_err(|e| throw(&ctx, &format!("ws.subscribe: {e}")))?;
-            command(&ctx, "subscribe", id, subscribe)
-        },
-    )?;
-    set_fn(
-        raw,
-        "wsUnsubscribe",
-        |ctx: Ctx<'js>, id: f64, topic: Value<'js>| {
-            let topic = text(&ctx, &topic, "unsubscribe", "the topic")?;
-            command(&ctx, "unsubscribe", id, WsCommand::Unsubscribe(topic))
-        },
-    )
+    install::<WsNatives>(raw)
 }
