@@ -127,7 +127,15 @@ pub struct RouteTable {
     with_params: Vec<Vec<u32>>,
     /// Bit `n` (at most 63): some route without params has `n` segments.
     literal_counts: u64,
+    /// The index in `routes` of each handler's first route, by handler id
+    /// (`u32::MAX`: none), for [`RouteTable::pattern`], which the metrics
+    /// and the access log ask on every request: a scan of the routes cost
+    /// ~7 instructions a route. Ids past [`PATTERN_INDEX_MAX`] are scanned.
+    by_handler: Vec<u32>,
 }
+
+/// The largest handler id [`RouteTable::pattern`] finds by index.
+const PATTERN_INDEX_MAX: usize = 1 << 16;
 
 fn check_method(method: &str) -> Result<(), RouteError> {
     let ok = !method.is_empty()
@@ -202,6 +210,15 @@ impl RouteTable {
             }
             self.with_params[segments.len()].push(index);
         }
+        let slot = handler as usize;
+        if slot < PATTERN_INDEX_MAX {
+            if self.by_handler.len() <= slot {
+                self.by_handler.resize(slot + 1, u32::MAX);
+            }
+            if self.by_handler[slot] == u32::MAX {
+                self.by_handler[slot] = index;
+            }
+        }
         self.routes.push(Route {
             method: method.to_string(),
             pattern: pattern.to_string(),
@@ -246,6 +263,10 @@ impl RouteTable {
     /// The pattern of the route `handler` serves (`/tasks/:id`): what the
     /// metrics name a request by, rather than its raw path.
     pub fn pattern(&self, handler: HandlerId) -> Option<&str> {
+        if (handler as usize) < PATTERN_INDEX_MAX {
+            let index = *self.by_handler.get(handler as usize)?;
+            return self.routes.get(index as usize).map(|r| r.pattern.as_str());
+        }
         self.routes
             .iter()
             .find(|r| r.handler == handler)
@@ -407,6 +428,20 @@ mod tests {
             ),
             other => panic!("expected a route, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_handlers_pattern_is_its_first_routes() {
+        let mut t = table();
+        t.add_route("PUT", "/tasks/:id", 1).unwrap();
+        t.add_socket("/ws", 70_000).unwrap();
+        assert_eq!(t.pattern(0), Some("/"));
+        assert_eq!(t.pattern(1), Some("/tasks"));
+        assert_eq!(t.pattern(4), Some("/tasks/:id"));
+        assert_eq!(t.pattern(5), Some("/a/:x/b/:y"));
+        assert_eq!(t.pattern(6), None);
+        assert_eq!(t.pattern(70_000), Some("/ws"));
+        assert_eq!(t.pattern(70_001), None);
     }
 
     #[test]
