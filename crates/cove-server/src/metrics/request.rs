@@ -2,6 +2,8 @@
 //! so a request costs a few relaxed atomic adds and no registry lookup.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use metrics::{Counter, Gauge, Histogram};
 
@@ -39,7 +41,7 @@ struct RouteHandles {
 /// One worker's metric handles.
 pub(crate) struct RequestMetrics {
     worker: String,
-    in_flight: Gauge,
+    in_flight: Arc<InFlightCount>,
     errors: Counter,
     budget: Counter,
     heap_cap: Counter,
@@ -63,7 +65,10 @@ impl RequestMetrics {
     pub(crate) fn new(worker: String) -> RequestMetrics {
         let w = worker.clone();
         RequestMetrics {
-            in_flight: metrics::gauge!("cove_requests_in_flight", "worker" => w.clone()),
+            in_flight: InFlightCount::new(metrics::gauge!(
+                "cove_requests_in_flight",
+                "worker" => w.clone()
+            )),
             errors: metrics::counter!("cove_handler_errors_total", "worker" => w.clone()),
             budget: metrics::counter!("cove_budget_hits_total", "worker" => w.clone()),
             heap_cap: metrics::counter!("cove_heap_cap_hits_total", "worker" => w.clone()),
@@ -77,8 +82,8 @@ impl RequestMetrics {
     /// A request has started: in flight until the guard is dropped (a
     /// request whose client went away is dropped without a response).
     pub(crate) fn start(&self) -> InFlight<'_> {
-        self.in_flight.increment(1.0);
-        InFlight(&self.in_flight)
+        add(&self.in_flight.count, 1);
+        InFlight(&self.in_flight.count)
     }
 
     /// A request to `route` with `method` was answered with `status`
@@ -150,12 +155,61 @@ impl RequestMetrics {
     }
 }
 
+/// One worker's requests in flight, counted on the worker and read into
+/// `cove_requests_in_flight` when `/metrics` is scraped
+/// ([`sample_in_flight`]). The gauge's own increment and decrement are a
+/// compare-and-swap loop on an `f64` and a generation count, two locked
+/// instructions each, per request; here only the worker writes the count,
+/// so a load and a store do.
+struct InFlightCount {
+    count: AtomicI64,
+    gauge: Gauge,
+}
+
+/// Every worker's count, for the scrape.
+static IN_FLIGHT: Mutex<Vec<Weak<InFlightCount>>> = Mutex::new(Vec::new());
+
+impl InFlightCount {
+    fn new(gauge: Gauge) -> Arc<InFlightCount> {
+        let count = Arc::new(InFlightCount {
+            count: AtomicI64::new(0),
+            gauge,
+        });
+        let mut all = IN_FLIGHT.lock().unwrap_or_else(PoisonError::into_inner);
+        all.retain(|c| c.strong_count() > 0);
+        all.push(Arc::downgrade(&count));
+        count
+    }
+}
+
+impl Drop for InFlightCount {
+    fn drop(&mut self) {
+        // A worker gone leaves its last count, not the last one scraped.
+        self.gauge.set(*self.count.get_mut() as f64);
+    }
+}
+
+/// Set each worker's `cove_requests_in_flight` to its count now (on the
+/// metrics thread, as `/metrics` is scraped).
+pub(super) fn sample_in_flight() {
+    let all = IN_FLIGHT.lock().unwrap_or_else(PoisonError::into_inner);
+    for count in all.iter().filter_map(Weak::upgrade) {
+        count.gauge.set(count.count.load(Ordering::Relaxed) as f64);
+    }
+}
+
+/// Add `n` to a count only its worker writes: no locked instruction.
+#[inline(always)]
+fn add(count: &AtomicI64, n: i64) {
+    count.store(count.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+}
+
 /// A request in flight, counted in `cove_requests_in_flight` until dropped.
-pub(crate) struct InFlight<'a>(&'a Gauge);
+pub(crate) struct InFlight<'a>(&'a AtomicI64);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.decrement(1.0);
+        add(self.0, -1);
     }
 }
 
@@ -190,7 +244,14 @@ mod tests {
             m.finish(&routes, None, "BREW", 413, 0.002);
             m.too_large();
             // A request dropped unanswered leaves the in-flight gauge too.
-            drop(m.start());
+            let first = m.start();
+            let second = m.start();
+            sample_in_flight();
+            assert!(handle
+                .render()
+                .contains(r#"cove_requests_in_flight{worker="0"} 2"#));
+            drop((first, second));
+            sample_in_flight();
             // Slots 0 (none), 4 (handler 3) and 6 (handler 5).
             let table = m.routes.borrow();
             assert_eq!(table.len(), 7);

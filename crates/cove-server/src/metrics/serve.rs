@@ -84,6 +84,7 @@ fn answer<B>(handle: &PrometheusHandle, req: &hyper::Request<B>) -> hyper::Respo
             200,
             {
                 sample_workers();
+                super::request::sample_in_flight();
                 super::sockets::sample();
                 handle.render().into()
             },
