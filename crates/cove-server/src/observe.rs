@@ -8,6 +8,7 @@
 //! cost more than its bytes), and neither call is inlined into the
 //! request path.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -234,9 +235,15 @@ impl Observe {
 }
 
 /// A header's value as text: UTF-8 kept (`HeaderValue::to_str` refuses
-/// anything but visible ASCII).
+/// anything but visible ASCII), anything else refused.
 fn text(value: &Option<HeaderValue>) -> Option<&str> {
-    std::str::from_utf8(value.as_ref()?.as_bytes()).ok()
+    // `utf8_lossy` checks for ASCII a word at a time first: `from_utf8`
+    // cost ~100 instructions on a 7-byte user agent. A borrowed result is
+    // the valid text; an owned one had bytes replaced.
+    match cove_core::utf8_lossy(value.as_ref()?.as_bytes()) {
+        Cow::Borrowed(s) => Some(s),
+        Cow::Owned(_) => None,
+    }
 }
 
 #[cfg(test)]
@@ -260,5 +267,8 @@ mod tests {
         assert_eq!(text(&heard.user_agent), Some("ua/1"));
         let utf8 = Some(HeaderValue::from_bytes("ünï".as_bytes()).unwrap());
         assert_eq!(text(&utf8), Some("ünï"));
+        let latin1 = Some(HeaderValue::from_bytes(b"caf\xe9").unwrap());
+        assert_eq!(text(&latin1), None);
+        assert_eq!(text(&None), None);
     }
 }
