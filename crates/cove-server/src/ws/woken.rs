@@ -100,14 +100,27 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_inner_future_is_polled_only_after_its_wake() {
-        let (polls, ready, waker) = Default::default();
+    /// A probe, and handles on its poll count, readiness and last waker.
+    #[allow(clippy::type_complexity)]
+    fn probe() -> (
+        Probe,
+        Rc<Cell<u32>>,
+        Rc<Cell<bool>>,
+        Rc<Cell<Option<Waker>>>,
+    ) {
+        let (polls, ready, waker): (Rc<Cell<u32>>, Rc<Cell<bool>>, Rc<Cell<Option<Waker>>>) =
+            Default::default();
         let probe = Probe {
             polls: Rc::clone(&polls),
             ready: Rc::clone(&ready),
             waker: Rc::clone(&waker),
         };
+        (probe, polls, ready, waker)
+    }
+
+    #[test]
+    fn the_inner_future_is_polled_only_after_its_wake() {
+        let (probe, polls, ready, waker) = probe();
         let mut woken = Woken::new(probe);
         let (task_woken, task) = counting_waker();
         let mut cx = Context::from_waker(&task);
@@ -127,12 +140,7 @@ mod tests {
 
     #[test]
     fn a_change_through_get_mut_is_polled() {
-        let (polls, ready, waker) = Default::default();
-        let probe = Probe {
-            polls: Rc::clone(&polls),
-            ready: Rc::clone(&ready),
-            waker: Rc::clone(&waker),
-        };
+        let (probe, polls, _, _) = probe();
         let mut woken = Woken::new(probe);
         let (_, task) = counting_waker();
         let mut cx = Context::from_waker(&task);
