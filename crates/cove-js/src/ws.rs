@@ -67,7 +67,12 @@ fn event<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let Some(ev) = args.get(ctx, 0).into_array() else {
         return Err(throw(ctx, "wsEvent: the event array is missing"));
     };
-    ev.set(0, id as f64)?;
+    // An int, not a float: ws.js keys its connections by it, and QuickJS
+    // makes a property key of an int without converting it to text.
+    match i32::try_from(id) {
+        Ok(small) => ev.set(0, small)?,
+        Err(_) => ev.set(0, id as f64)?,
+    }
     kind(match event {
         WsEvent::Open => 1,
         WsEvent::Message { data, binary } => {

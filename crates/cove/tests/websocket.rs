@@ -213,6 +213,10 @@ fn failures_close_with_1011_and_name_the_line(lang: Lang) {
         c.send("req");
         assert_eq!(c.text(), "/faults 1");
     }
+    if matches!(lang, Lang::Js) {
+        c.send("this");
+        assert_eq!(c.text(), "function");
+    }
     c.send("bye");
     assert_eq!(c.closed(), (4000, "bye now".into()));
     // The server keeps serving.
