@@ -197,6 +197,22 @@ app.get("/time", (req, res) => {
   });
 });
 app.post("/json/roundtrip", (req, res) => res.text(json.encode(json.decode(req.body))));
+app.get("/json/failures", (req, res) => {
+  const failure = (f) => {
+    try {
+      return f();
+    } catch (e) {
+      return e.name;
+    }
+  };
+  const cycle = {};
+  cycle.t = cycle;
+  res.json({
+    cycle: failure(() => json.encode(cycle)),
+    bad: failure(() => json.decode("{bad")),
+    number: failure(() => json.decode(5)),
+  });
+});
 app.post("/json/bad", (req, res) => {
   try {
     json.decode(req.body);

@@ -203,6 +203,20 @@ app.post("/json/bad", function(req, res)
   local ok = pcall(json.decode, req.body)
   res:json({ ok = ok })
 end)
+app.get("/json/failures", function(req, res)
+  local function failure(f, arg)
+    local ok, err = pcall(f, arg)
+    if ok then return "no error" end
+    return (tostring(err):gsub("^[^:]*:%d+: ", "")), err:code() or false
+  end
+  local cycle = {}
+  cycle.t = cycle
+  local out = {}
+  out.cycle, out.cycle_code = failure(json.encode, cycle)
+  out.bad = select(2, failure(json.decode, "{bad"))
+  out.number, out.number_code = failure(json.decode, 5)
+  res:json(out)
+end)
 
 -- Errors and limits -----------------------------------------------------------
 app.get("/error/handler", function(req, res)

@@ -10,7 +10,9 @@
 //! whose magic number is its index in the table, as cheap as a hand-bound
 //! one; a function taking text (`log.info`) gets each argument as the
 //! prelude's `console` always wrote it (`String(v)`, objects as JSON, an
-//! error with its stack).
+//! error with its stack), one taking JSON (`json.encode`) as
+//! `JSON.stringify` writes it, and a JSON result (`json.decode`) is
+//! `JSON.parse`d (their failures throw as those do).
 //!
 //! Argument mistakes throw `TypeError`s (`RangeError` for a count out of
 //! range), as Hull's JS does, and a capability's failure a `CoveError`
@@ -22,7 +24,7 @@ use rquickjs::function::Rest;
 use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Promise, Value};
 
 use cove_caps::app_metrics::{self, Metric};
-use cove_caps::cap::{self, CapFn, CapValue, Reading, Runtime, Scope, Started};
+use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
 
@@ -85,6 +87,7 @@ fn to_js<'js>(ctx: &Ctx<'js>, v: CapValue) -> rquickjs::Result<Value<'js>> {
         Ok(o.into_value())
     };
     Ok(match v {
+        CapValue::Json(text) => ctx.json_parse(text)?,
         CapValue::Nothing | CapValue::Other(_) => Value::new_undefined(ctx.clone()),
         CapValue::Null => Value::new_null(ctx.clone()),
         CapValue::Bool(b) => Value::new_bool(ctx.clone(), b),
@@ -178,6 +181,20 @@ fn text_of<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> rquickjs::Result<CapValue> {
     Ok(CapValue::Str(text.into_bytes()))
 }
 
+/// Each argument as `JSON.stringify` writes it (`null` where it gives
+/// nothing, as for `undefined`).
+fn json_texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<CapValue>> {
+    args.iter()
+        .map(|v| {
+            let text = match ctx.json_stringify(v.clone())? {
+                Some(s) => s.to_string()?.into_bytes(),
+                None => b"null".to_vec(),
+            };
+            Ok(CapValue::Str(text))
+        })
+        .collect()
+}
+
 fn texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<CapValue>> {
     args.iter().map(|v| text_of(ctx, v)).collect()
 }
@@ -228,10 +245,10 @@ impl Bound {
         if self.f.skips() {
             return Ok(Ok(Started::Done(CapValue::Nothing)));
         }
-        let args = if self.f.text_args() {
-            texts_of(ctx, args)?
-        } else {
-            args_of(args)?
+        let args = match self.f.arg_form() {
+            ArgForm::Values => args_of(args)?,
+            ArgForm::Text => texts_of(ctx, args)?,
+            ArgForm::Json => json_texts_of(ctx, args)?,
         };
         let registry = self.host.registry.borrow();
         let scope = Scope {

@@ -7,7 +7,8 @@
 //! A reading (`time.now`: no arguments, no scope) is a plain C function
 //! closing over its index in the table, as cheap as a hand-bound one; a
 //! function taking text (`log.info`) gets each argument as `tostring`
-//! writes it.
+//! writes it, one taking JSON (`json.encode`) as json.rs encodes it, and a
+//! JSON result (`json.decode`) is decoded by json.rs.
 //! Modules with a Lua global are installed as globals; the others (`kv`)
 //! are made when required (modules.rs).
 
@@ -16,7 +17,7 @@ use std::ffi::c_int;
 use mlua::{Lua, MultiValue, Table, Value};
 
 use cove_caps::app_metrics::{self, Kind as MetricKind, Metric};
-use cove_caps::cap::{self, CapFn, CapValue, Reading, Runtime, Scope, Started};
+use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::JobOutput;
 
@@ -25,6 +26,7 @@ use crate::bind::raising;
 use crate::error::coded;
 use crate::raw::{upvalue, CFn, CText, ShortText, Stack, View};
 use crate::suspend::{slow_function, Start};
+use crate::vm::unlimited;
 
 /// How deep a table argument is read (deeper: its type name only).
 const MAX_DEPTH: usize = 32;
@@ -108,8 +110,32 @@ fn texts_of(args: &MultiValue) -> mlua::Result<Vec<CapValue>> {
         .collect()
 }
 
+/// Each argument as JSON text (Hull's Lua rules, json.rs).
+fn json_texts_of(lua: &Lua, args: &MultiValue) -> mlua::Result<Vec<CapValue>> {
+    args.iter()
+        .map(
+            |v| match unlimited(lua, || Ok(crate::json::encode(lua, v)))? {
+                Ok(text) => Ok(CapValue::Str(text)),
+                Err(e) => Err(mlua::Error::runtime(coded(
+                    lua,
+                    cap::json_failed("encode", e),
+                ))),
+            },
+        )
+        .collect()
+}
+
 fn to_lua(lua: &Lua, v: CapValue) -> mlua::Result<Value> {
     Ok(match v {
+        CapValue::Json(text) => match unlimited(lua, || Ok(crate::json::decode(lua, &text)))? {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(mlua::Error::runtime(coded(
+                    lua,
+                    cap::json_failed("decode", e),
+                )))
+            }
+        },
         CapValue::Nothing | CapValue::Null | CapValue::Other(_) => Value::Nil,
         CapValue::Bool(b) => Value::Boolean(b),
         CapValue::Int(n) => Value::Integer(n),
@@ -225,10 +251,10 @@ fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Functio
             if f.skips() {
                 return Ok(MultiValue::new());
             }
-            let args = if f.text_args() {
-                texts_of(&args)?
-            } else {
-                args_of(lua, args)?
+            let args = match f.arg_form() {
+                ArgForm::Values => args_of(lua, args)?,
+                ArgForm::Text => texts_of(&args)?,
+                ArgForm::Json => json_texts_of(lua, &args)?,
             };
             match with_scope(lua, &kv, |s| f.call(s, &args)) {
                 Ok(v) => results(lua, v),
