@@ -22,6 +22,8 @@ use std::time::Duration;
 use hyper::server::conn::{http1, http2};
 use tokio::sync::watch;
 
+use crate::woken::Woken;
+
 /// How long an HTTP/1.1 connection may still get a request (answered with
 /// `Connection: close`) once the drain has started.
 pub(crate) const H1_GRACE: Duration = Duration::from_millis(500);
@@ -110,15 +112,18 @@ impl Watcher {
         grace: Duration,
     ) -> C::Output {
         let rx = &mut self.rx;
-        let mut stopping = pin!(async move {
+        let stopping = pin!(async move {
             let _ = rx.changed().await;
             if !grace.is_zero() {
                 tokio::time::sleep(grace).await;
             }
         });
+        // Polled only when the watch or the grace timer wakes it, not at
+        // every request the connection serves (woken.rs).
+        let mut stopping = Woken::new(stopping);
         let mut asked = false;
         poll_fn(|cx| {
-            if !asked && stopping.as_mut().poll(cx).is_ready() {
+            if !asked && Pin::new(&mut stopping).poll(cx).is_ready() {
                 asked = true;
                 conn.as_mut().graceful_shutdown();
             }

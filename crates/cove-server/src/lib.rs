@@ -28,6 +28,7 @@ mod side_listener;
 mod static_files;
 mod timeouts;
 mod tls;
+mod woken;
 mod worker;
 mod ws;
 

@@ -35,10 +35,10 @@ use cove_core::{check_close, check_topic, log, Publisher, WsApp, WsCommand, WsCo
 
 use super::queue::{Next, Pushed, Queue};
 use super::socket::Socket;
-use super::woken::Woken;
 use super::WsLimits;
 use crate::drain::Watcher;
 use crate::live::{Live, Open};
+use crate::woken::Woken;
 
 type Ws = WebSocketStream<Socket>;
 

@@ -26,7 +26,6 @@ mod frame;
 mod handshake;
 mod queue;
 mod socket;
-mod woken;
 
 use std::cell::Cell;
 use std::rc::Rc;
