@@ -349,8 +349,8 @@ where
                 }
                 if flow == Flow::Stop {
                     break 'res match ex.turn.touched {
-                        None => self.finish(ex),
-                        Some(group) => self.respond_committed(ex, group).await,
+                        None => self.finish(&mut ex),
+                        Some(group) => self.respond_committed(&mut ex, group).await,
                     };
                 }
             }
@@ -382,11 +382,12 @@ where
             if flow == Flow::Continue {
                 break 'res Box::pin(self.upgrade(&mut parts, ex, state)).await;
             }
-            // A response that acknowledges no write goes out without a wait
-            // (and without moving the exchange into one more future).
+            // A response that acknowledges no write goes out without a wait.
+            // The exchange stays where it is, lent: moved into `finish` or
+            // into the wait's future, it was copied (~75 instructions).
             match ex.turn.touched {
-                None => self.finish(ex),
-                Some(group) => self.respond_committed(ex, group).await,
+                None => self.finish(&mut ex),
+                Some(group) => self.respond_committed(&mut ex, group).await,
             }
         };
         if let Some(seen) = seen {
@@ -435,7 +436,7 @@ impl<A: App + 'static> ScriptHandler<A> {
 
     /// The response for `ex`, its script errors logged (and, in `cove dev`,
     /// shown).
-    fn finish(&self, mut ex: Exchange) -> HttpResponse {
+    fn finish(&self, ex: &mut Exchange) -> HttpResponse {
         for err in &ex.errors {
             log::error(&format!("{} {}: {}", ex.req.method, ex.req.path, err));
         }
@@ -443,11 +444,12 @@ impl<A: App + 'static> ScriptHandler<A> {
             o.errors(&ex.errors, &ex.req.method, &ex.req.path);
         }
         if let Some(dev) = &self.dev_errors {
-            dev.apply(&mut ex);
+            dev.apply(ex);
         }
-        match ex.res.live.take() {
-            None => to_http(ex.res),
-            Some(live) => self.live_response(*live, ex.res, ex.errors.is_empty()),
+        let mut res = std::mem::take(&mut ex.res);
+        match res.live.take() {
+            None => to_http(res),
+            Some(live) => self.live_response(*live, res, ex.errors.is_empty()),
         }
     }
 
@@ -487,7 +489,7 @@ impl<A: App + 'static> ScriptHandler<A> {
 
     /// Send the response once the writes it acknowledges (those of write
     /// group `group`) are committed.
-    async fn respond_committed(self: &Rc<Self>, mut ex: Exchange, group: u64) -> HttpResponse {
+    async fn respond_committed(self: &Rc<Self>, ex: &mut Exchange, group: u64) -> HttpResponse {
         self.schedule_commit();
         if !self.committed(group).await {
             ex.res = uncommitted();

@@ -84,7 +84,7 @@ where
             }
         }
         let Target::Socket { handler, .. } = ex.plan.target else {
-            return self.finish(ex);
+            return self.finish(&mut ex);
         };
         let request = ex.req.clone();
         let headers = std::mem::take(&mut ex.res.headers);
