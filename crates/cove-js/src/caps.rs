@@ -6,9 +6,10 @@
 //! awaiting it keeps the worker free while the job runs (engine.rs), and
 //! its refusals reject the promise rather than throw.
 //!
-//! A reading (`time.now`: no arguments, no scope) is a plain C function
-//! whose magic number is its index in the table, as cheap as a hand-bound
-//! one; a function taking text (`log.info`) gets each argument as the
+//! Each synchronous form is a plain C function whose magic number is its
+//! index in the table (what each call needs is the context's userdata); a
+//! reading (`time.now`: no arguments, no scope) returns at once from it,
+//! as cheap as a hand-bound one. A function taking text (`log.info`) gets each argument as the
 //! prelude's `console` always wrote it (`String(v)`, objects as JSON, an
 //! error with its stack), one taking JSON (`json.encode`) as
 //! `JSON.stringify` writes it, and a JSON result (`json.decode`) is
@@ -30,6 +31,7 @@ use cove_core::{CapError, JobOutput};
 
 use crate::host::{settled, Host};
 use crate::raw::fastfn::{function_with_magic, Args, Method, Table};
+use crate::raw::userdata::Static;
 use crate::raw::value::{Val, View};
 
 /// How deep an object argument is read (deeper: its type name only).
@@ -185,12 +187,10 @@ fn text_of<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> rquickjs::Result<CapValue> {
 /// nothing, as for `undefined`).
 fn json_texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<CapValue>> {
     args.iter()
-        .map(|v| {
-            let text = match ctx.json_stringify(v.clone())? {
-                Some(s) => s.to_string()?.into_bytes(),
-                None => b"null".to_vec(),
-            };
-            Ok(CapValue::Str(text))
+        .map(|v| match ctx.json_stringify(v.clone())? {
+            // Read through the view: ASCII in place, not through a C string.
+            Some(s) => to_cap(&Val::lend(&s.into_value()), 0),
+            None => Ok(CapValue::Str(b"null".to_vec())),
         })
         .collect()
 }
@@ -199,15 +199,16 @@ fn texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<Ca
     args.iter().map(|v| text_of(ctx, v)).collect()
 }
 
-/// The one method behind every reading: its magic number is the reading's
-/// index in `cap::functions()`.
-struct Readings;
-impl Table for Readings {
+/// The one method behind every synchronous form: a plain C function whose
+/// magic number is its entry's index in `cap::functions()`. (A Rust
+/// closure bound by rquickjs cost ~800 instructions more a call.)
+struct Entries;
+impl Table for Entries {
     const METHODS: &'static [Method] = &[Method {
-        name: "reading",
+        name: "capability",
         arity: 0,
         chains: false,
-        run: read,
+        run: call_entry,
     }];
 
     fn method(_: usize) -> Option<&'static Method> {
@@ -215,21 +216,38 @@ impl Table for Readings {
     }
 }
 
-fn read<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    match cap::functions().get(args.magic()).and_then(CapFn::reading) {
+/// What every call of the context's capability functions needs, kept as
+/// its userdata.
+struct Calls {
+    host: Rc<Host>,
+    kv: Kv,
+}
+
+type CallsData = Static<Rc<Calls>>;
+
+fn call_entry<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let Some(f) = cap::functions().get(args.magic()) else {
+        return Err(Exception::throw_internal(ctx, "no such capability"));
+    };
+    match f.reading() {
         // Seconds and milliseconds do not fit an int32: doubles hold them exactly.
-        Some(Reading::Int(read)) => Ok(Value::new_float(ctx.clone(), read() as f64)),
+        Some(Reading::Int(read)) => return Ok(Value::new_float(ctx.clone(), read() as f64)),
         Some(Reading::Text(read)) => {
-            rquickjs::String::from_str(ctx.clone(), &read()).map(|s| s.into_value())
+            return rquickjs::String::from_str(ctx.clone(), &read()).map(|s| s.into_value())
         }
-        None => Err(Exception::throw_internal(ctx, "not a reading")),
+        None => {}
     }
+    let calls = ctx
+        .userdata::<CallsData>()
+        .map(|c| c.0.clone())
+        .ok_or_else(|| Exception::throw_internal(ctx, "capabilities not installed"))?;
+    let values: Vec<Value<'js>> = (0..args.len()).map(|i| args.get(ctx, i)).collect();
+    Bound { calls, f }.call(ctx, &values)
 }
 
 /// One function as bound: what each of its calls needs.
 struct Bound {
-    host: Rc<Host>,
-    kv: Kv,
+    calls: Rc<Calls>,
     f: &'static CapFn,
 }
 
@@ -250,12 +268,12 @@ impl Bound {
             ArgForm::Text => texts_of(ctx, args)?,
             ArgForm::Json => json_texts_of(ctx, args)?,
         };
-        let registry = self.host.registry.borrow();
+        let registry = self.calls.host.registry.borrow();
         let scope = Scope {
             runtime: Runtime::Js,
             hosts: registry.hosts(),
             env_allow: registry.env_allow(),
-            kv: &self.kv,
+            kv: &self.calls.kv,
             is_async,
         };
         Ok(self.f.start(&scope, &args))
@@ -278,7 +296,7 @@ impl Bound {
     ) -> rquickjs::Result<Promise<'js>> {
         match self.start(ctx, args, true) {
             Ok(Ok(Started::Done(v))) => settled(ctx, to_js(ctx, v)),
-            Ok(Ok(Started::Job(job))) => self.host.await_job(ctx, job, finish),
+            Ok(Ok(Started::Job(job))) => self.calls.host.await_job(ctx, job, finish),
             Ok(Err(e)) => settled(ctx, Err(throw(ctx, &e))),
             Err(e) => settled(ctx, Err(e)),
         }
@@ -286,36 +304,20 @@ impl Bound {
 }
 
 /// The object of one module (its specifier: `hull:kv`).
-fn module<'js>(
-    ctx: &Ctx<'js>,
-    host: &Rc<Host>,
-    kv: &Kv,
-    spec: &str,
-) -> rquickjs::Result<Object<'js>> {
+fn module<'js>(ctx: &Ctx<'js>, calls: &Rc<Calls>, spec: &str) -> rquickjs::Result<Object<'js>> {
     let obj = Object::new(ctx.clone())?;
     for f in cap::module_functions(spec) {
         let Some(name) = f.js else { continue };
-        if f.reading().is_some() {
-            let index = f.index();
-            let qualified = format!("{}.{name}", spec.trim_start_matches("hull:"));
-            obj.set(
-                name,
-                function_with_magic::<Readings>(ctx, &qualified, index)?,
-            )?;
-            continue;
-        }
-        let bound = Rc::new(Bound {
-            host: host.clone(),
-            kv: kv.clone(),
-            f,
-        });
-        let b = bound.clone();
-        let sync = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-            b.call(&ctx, &args.0)
-        })?
-        .with_name(name)?;
-        obj.set(name, sync)?;
+        let qualified = format!("{}.{name}", spec.trim_start_matches("hull:"));
+        obj.set(
+            name,
+            function_with_magic::<Entries>(ctx, &qualified, f.index())?,
+        )?;
         if f.js_async {
+            let bound = Bound {
+                calls: calls.clone(),
+                f,
+            };
             let name = format!("{name}Async");
             let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
                 bound.call_async(&ctx, &args.0)
@@ -327,18 +329,25 @@ fn module<'js>(
     Ok(obj)
 }
 
-/// Every capability module's object, under its export name, into `objects`.
+/// Every capability module's object, under its export name, into
+/// `objects`; what their calls need, into the context's userdata.
 pub(crate) fn install<'js>(
     ctx: &Ctx<'js>,
     host: &Rc<Host>,
     kv: &Kv,
     objects: &Object<'js>,
 ) -> rquickjs::Result<()> {
+    let calls = Rc::new(Calls {
+        host: host.clone(),
+        kv: kv.clone(),
+    });
+    ctx.store_userdata(Static(calls.clone()))
+        .map_err(|_| rquickjs::Error::new_from_js("userdata", "capabilities"))?;
     for spec in cap::modules() {
         let name = cove_caps::api::module_by_js(spec)
             .map(|m| m.object_name())
             .unwrap_or(spec);
-        objects.set(name, module(ctx, host, kv, spec)?)?;
+        objects.set(name, module(ctx, &calls, spec)?)?;
     }
     Ok(())
 }

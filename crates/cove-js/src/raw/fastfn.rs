@@ -58,6 +58,11 @@ impl Args<'_> {
         })
     }
 
+    /// How many arguments were passed.
+    pub(crate) fn len(&self) -> usize {
+        self.argv.len()
+    }
+
     /// Argument `i` as an owned value (`undefined` when not passed).
     pub(crate) fn get<'js>(&self, ctx: &Ctx<'js>, i: usize) -> Value<'js> {
         match self.argv.get(i) {
