@@ -18,6 +18,7 @@ use mlua::{Lua, MultiValue, Table, Value};
 
 use cove_caps::app_metrics::{self, Kind as MetricKind, Metric};
 use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
+use cove_caps::json::JsonOp;
 use cove_caps::kv::Kv;
 use cove_core::JobOutput;
 
@@ -118,7 +119,7 @@ fn json_texts_of(lua: &Lua, args: &MultiValue) -> mlua::Result<Vec<CapValue>> {
                 Ok(text) => Ok(CapValue::Str(text)),
                 Err(e) => Err(mlua::Error::runtime(coded(
                     lua,
-                    cap::json_failed("encode", e),
+                    cap::json_failed(JsonOp::Encode, e),
                 ))),
             },
         )
@@ -132,7 +133,7 @@ fn to_lua(lua: &Lua, v: CapValue) -> mlua::Result<Value> {
             Err(e) => {
                 return Err(mlua::Error::runtime(coded(
                     lua,
-                    cap::json_failed("decode", e),
+                    cap::json_failed(JsonOp::Decode, e),
                 )))
             }
         },

@@ -108,15 +108,12 @@ pub enum ArgForm {
 
 /// A binding's failure to encode a value as JSON, or to decode a
 /// [`CapValue::Json`] result, as the script sees it (`json.encode: …`).
-pub fn json_failed(op: &str, reason: impl std::fmt::Display) -> CapError {
-    CapError::new(
-        if op == "encode" {
-            "json.encode"
-        } else {
-            "json.decode"
-        },
-        format!("json.{op}: {reason}"),
-    )
+pub fn json_failed(op: crate::json::JsonOp, reason: impl std::fmt::Display) -> CapError {
+    let code = match op {
+        crate::json::JsonOp::Encode => "json.encode",
+        crate::json::JsonOp::Decode => "json.decode",
+    };
+    CapError::new(code, format!("{code}: {reason}"))
 }
 
 /// One script-facing capability function.

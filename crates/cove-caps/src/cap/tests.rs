@@ -271,5 +271,9 @@ fn json_hands_the_text_through_and_names_a_wrong_argument() {
         let got = decode.call(&js, &[arg]).unwrap();
         assert_eq!(got, CapValue::Json(text.as_bytes().to_vec()));
     }
-    assert_eq!(json_failed("encode", "x").code, "json.encode");
+    let e = json_failed(crate::json::JsonOp::Encode, "x");
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        ("json.encode", "json.encode: x")
+    );
 }
