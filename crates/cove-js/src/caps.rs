@@ -11,9 +11,7 @@
 //! reading (`time.now`: no arguments, no scope) returns at once from it,
 //! as cheap as a hand-bound one. A function taking text (`log.info`) gets
 //! each argument as the prelude's `console` always wrote it (`String(v)`,
-//! objects as JSON, an error with its stack), one taking JSON
-//! (`json.encode`) as `JSON.stringify` writes it, and a JSON result
-//! (`json.decode`) is `JSON.parse`d (their failures throw as those do).
+//! objects as JSON, an error with its stack).
 //!
 //! Argument mistakes throw `TypeError`s (`RangeError` for a count out of
 //! range), as Hull's JS does, and a capability's failure a `CoveError`
@@ -25,7 +23,7 @@ use rquickjs::function::Rest;
 use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Promise, Value};
 
 use cove_caps::app_metrics::{self, Metric};
-use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
+use cove_caps::cap::{self, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
 
@@ -89,7 +87,6 @@ fn to_js<'js>(ctx: &Ctx<'js>, v: CapValue) -> rquickjs::Result<Value<'js>> {
         Ok(o.into_value())
     };
     Ok(match v {
-        CapValue::Json(text) => ctx.json_parse(text)?,
         CapValue::Nothing | CapValue::Other(_) => Value::new_undefined(ctx.clone()),
         CapValue::Null => Value::new_null(ctx.clone()),
         CapValue::Bool(b) => Value::new_bool(ctx.clone(), b),
@@ -183,18 +180,6 @@ fn text_of<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> rquickjs::Result<CapValue> {
     Ok(CapValue::Str(text.into_bytes()))
 }
 
-/// Each argument as `JSON.stringify` writes it (`null` where it gives
-/// nothing, as for `undefined`).
-fn json_texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<CapValue>> {
-    args.iter()
-        .map(|v| match ctx.json_stringify(v.clone())? {
-            // Read through the view: ASCII in place, not through a C string.
-            Some(s) => to_cap(&Val::lend(&s.into_value()), 0),
-            None => Ok(CapValue::Str(b"null".to_vec())),
-        })
-        .collect()
-}
-
 fn texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<CapValue>> {
     args.iter().map(|v| text_of(ctx, v)).collect()
 }
@@ -202,7 +187,7 @@ fn texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<Ca
 /// The one method behind every synchronous form: a plain C function whose
 /// magic number is its entry's index in `cap::functions()`. (A Rust
 /// closure bound by rquickjs cost ~50 instructions more a call, measured
-/// on `json.encode`.)
+/// on a one-argument function.)
 struct Entries;
 impl Table for Entries {
     const METHODS: &'static [Method] = &[Method {
@@ -264,10 +249,10 @@ impl Bound {
         if self.f.skips() {
             return Ok(Ok(Started::Done(CapValue::Nothing)));
         }
-        let args = match self.f.arg_form() {
-            ArgForm::Values => args_of(args)?,
-            ArgForm::Text => texts_of(ctx, args)?,
-            ArgForm::Json => json_texts_of(ctx, args)?,
+        let args = if self.f.text_args() {
+            texts_of(ctx, args)?
+        } else {
+            args_of(args)?
         };
         let registry = self.calls.host.registry.borrow();
         let scope = Scope {

@@ -7,8 +7,7 @@
 //! A reading (`time.now`: no arguments, no scope) is a plain C function
 //! closing over its index in the table, as cheap as a hand-bound one; a
 //! function taking text (`log.info`) gets each argument as `tostring`
-//! writes it, one taking JSON (`json.encode`) as json.rs encodes it, and a
-//! JSON result (`json.decode`) is decoded by json.rs.
+//! writes it.
 //! Modules with a Lua global are installed as globals; the others (`kv`)
 //! are made when required (modules.rs).
 
@@ -17,8 +16,7 @@ use std::ffi::c_int;
 use mlua::{Lua, MultiValue, Table, Value};
 
 use cove_caps::app_metrics::{self, Kind as MetricKind, Metric};
-use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
-use cove_caps::json::JsonOp;
+use cove_caps::cap::{self, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::JobOutput;
 
@@ -27,7 +25,6 @@ use crate::bind::raising;
 use crate::error::coded;
 use crate::raw::{upvalue, CFn, CText, ShortText, Stack, View};
 use crate::suspend::{slow_function, Start};
-use crate::vm::unlimited;
 
 /// How deep a table argument is read (deeper: its type name only).
 const MAX_DEPTH: usize = 32;
@@ -90,8 +87,26 @@ fn table_to_cap(s: &mut Stack<'_>, t: c_int, depth: usize) -> CapValue {
     CapValue::Record(fields)
 }
 
-/// The arguments as capability values, read on a raw frame.
+/// A scalar argument as it is (strings, numbers, booleans, nil); `None`
+/// for a table or anything else, which the view reads.
+fn scalar(v: &Value) -> Option<CapValue> {
+    Some(match v {
+        Value::Nil => CapValue::Nothing,
+        Value::Boolean(b) => CapValue::Bool(*b),
+        Value::Integer(n) => CapValue::Int(*n),
+        Value::Number(n) => CapValue::Num(*n),
+        Value::String(s) => CapValue::Str(s.as_bytes().to_vec()),
+        _ => return None,
+    })
+}
+
+/// The arguments as capability values: scalars as they are, and when a
+/// table is among them, all read on a raw frame (pushing them there first
+/// cost a one-string call ~1,060 instructions more, measured).
 fn args_of(lua: &Lua, args: MultiValue) -> mlua::Result<Vec<CapValue>> {
+    if let Some(all) = args.iter().map(scalar).collect::<Option<Vec<_>>>() {
+        return Ok(all);
+    }
     let mut out = Vec::with_capacity(args.len());
     crate::raw::exec::<()>(lua, args, |s| {
         for i in 1..=s.top() {
@@ -111,32 +126,8 @@ fn texts_of(args: &MultiValue) -> mlua::Result<Vec<CapValue>> {
         .collect()
 }
 
-/// Each argument as JSON text (Hull's Lua rules, json.rs).
-fn json_texts_of(lua: &Lua, args: &MultiValue) -> mlua::Result<Vec<CapValue>> {
-    args.iter()
-        .map(
-            |v| match unlimited(lua, || Ok(crate::json::encode(lua, v)))? {
-                Ok(text) => Ok(CapValue::Str(text)),
-                Err(e) => Err(mlua::Error::runtime(coded(
-                    lua,
-                    cap::json_failed(JsonOp::Encode, e),
-                ))),
-            },
-        )
-        .collect()
-}
-
 fn to_lua(lua: &Lua, v: CapValue) -> mlua::Result<Value> {
     Ok(match v {
-        CapValue::Json(text) => match unlimited(lua, || Ok(crate::json::decode(lua, &text)))? {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(mlua::Error::runtime(coded(
-                    lua,
-                    cap::json_failed(JsonOp::Decode, e),
-                )))
-            }
-        },
         CapValue::Nothing | CapValue::Null | CapValue::Other(_) => Value::Nil,
         CapValue::Bool(b) => Value::Boolean(b),
         CapValue::Int(n) => Value::Integer(n),
@@ -252,10 +243,10 @@ fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Functio
             if f.skips() {
                 return Ok(MultiValue::new());
             }
-            let args = match f.arg_form() {
-                ArgForm::Values => args_of(lua, args)?,
-                ArgForm::Text => texts_of(&args)?,
-                ArgForm::Json => json_texts_of(lua, &args)?,
+            let args = if f.text_args() {
+                texts_of(&args)?
+            } else {
+                args_of(lua, args)?
             };
             match with_scope(lua, &kv, |s| f.call(s, &args)) {
                 Ok(v) => results(lua, v),

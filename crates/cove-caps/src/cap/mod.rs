@@ -7,24 +7,21 @@
 //! by each capability's adapter (crypto.rs, kv.rs, http.rs, smtp.rs,
 //! env.rs, log.rs, time). Adding a function to a capability's own table
 //! adds it to both runtimes and to the API catalog (api/tables.rs) with no
-//! binding code. Some shapes have a fast path in every binding's loop, still
+//! binding code. Two shapes have a fast path in every binding's loop, still
 //! with no per-function code: a function of no arguments that reads a value
-//! ([`CapFn::reading`]: the clock, called on many requests). And the
-//! arguments come in one of three forms ([`ArgForm`]): values, text as the
-//! runtime writes it (log), or JSON text as the runtime encodes it (json);
-//! a result may be JSON text the binding decodes ([`CapValue::Json`]).
+//! ([`CapFn::reading`]: the clock, called on many requests), and one whose
+//! arguments are text as the runtime writes it ([`CapFn::text_args`]: log).
 //!
-//! `db`, `template` and `req`/`res` are the app model itself, bound by each
-//! runtime: they read or build the runtime's own values in place (rows,
-//! pages, the response), where a copy into [`CapValue`] would cost what the
-//! benchmarks measure. The catalog declares them too, and
+//! `json`, `db`, `template` and `req`/`res` are the app model itself, bound
+//! by each runtime: they read or build the runtime's own values in place
+//! (rows, JSON, pages, the response), where a copy into [`CapValue`] would
+//! cost what the benchmarks measure. The catalog declares them too, and
 //! crates/cove/tests/api_catalog.rs checks that each runtime exposes
 //! exactly those.
 
 mod crypto;
 mod env;
 mod http;
-mod json;
 mod kv;
 mod log;
 mod smtp;
@@ -88,32 +85,6 @@ enum Kind {
     EnvGet,
     Time(&'static crate::time::TimeFn),
     Log(Level),
-    Json(&'static crate::json::JsonFn),
-}
-
-/// How a binding hands an entry its arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgForm {
-    /// Each as a [`CapValue`].
-    Values,
-    /// Each as text, as the runtime writes a value (Lua `tostring`, JS
-    /// `String`, objects as JSON), in a [`CapValue::Str`].
-    Text,
-    /// Each as JSON text, as the runtime encodes a value (Lua by Hull's
-    /// rules, JS `JSON.stringify`, `null` for what it leaves out), in a
-    /// [`CapValue::Str`]; a value JSON cannot hold fails in the binding
-    /// ([`json_failed`]).
-    Json,
-}
-
-/// A binding's failure to encode a value as JSON, or to decode a
-/// [`CapValue::Json`] result, as the script sees it (`json.encode: …`).
-pub fn json_failed(op: crate::json::JsonOp, reason: impl std::fmt::Display) -> CapError {
-    let code = match op {
-        crate::json::JsonOp::Encode => "json.encode",
-        crate::json::JsonOp::Decode => "json.decode",
-    };
-    CapError::new(code, format!("{code}: {reason}"))
 }
 
 /// One script-facing capability function.
@@ -150,7 +121,7 @@ impl CapFn {
             Kind::Crypto(f) => f.slow,
             Kind::Kv(_) => !kv.is_local(),
             Kind::Http(_) | Kind::SmtpSend => true,
-            Kind::EnvGet | Kind::Time(_) | Kind::Log(_) | Kind::Json(_) => false,
+            Kind::EnvGet | Kind::Time(_) | Kind::Log(_) => false,
         }
     }
 
@@ -172,13 +143,11 @@ impl CapFn {
             .unwrap_or(usize::MAX)
     }
 
-    /// The form the binding converts the arguments to.
-    pub fn arg_form(&self) -> ArgForm {
-        match self.kind {
-            Kind::Log(_) => ArgForm::Text,
-            Kind::Json(f) if f.op == crate::json::JsonOp::Encode => ArgForm::Json,
-            _ => ArgForm::Values,
-        }
+    /// Its arguments are text, each as the runtime writes a value (Lua
+    /// `tostring`, JS `String`, objects as JSON): the binding converts
+    /// them so and passes them as [`CapValue::Str`].
+    pub fn text_args(&self) -> bool {
+        matches!(self.kind, Kind::Log(_))
     }
 
     /// A call now would do nothing (a log line below the level): the
@@ -204,7 +173,6 @@ impl CapFn {
                 Reading::Text(read) => CapValue::Str(read().into_bytes()),
             })),
             Kind::Log(level) => log::write(level, args),
-            Kind::Json(f) => json::start(f, scope, args),
         }
     }
 
@@ -266,13 +234,6 @@ pub fn functions() -> &'static [CapFn] {
             js: Some(f.js),
             js_async: false,
             kind: Kind::Time(f),
-        }));
-        all.extend(crate::json::FUNCTIONS.iter().map(|f| CapFn {
-            module: "hull:json",
-            lua: Some(f.name),
-            js: Some(f.name),
-            js_async: false,
-            kind: Kind::Json(f),
         }));
         all.extend(crate::log::FUNCTIONS.iter().map(|&(name, level, _)| CapFn {
             module: "hull:log",

@@ -47,7 +47,6 @@ fn every_function_is_in_the_catalog_under_its_names() {
             "hull:smtp",
             "hull:env",
             "hull:time",
-            "hull:json",
             "hull:log"
         ]
     );
@@ -90,7 +89,7 @@ fn time_and_log_go_through_the_table() {
     let info = module_functions("hull:log")
         .find(|f| f.lua == Some("info"))
         .unwrap();
-    assert!(info.arg_form() == ArgForm::Text && info.reading().is_none());
+    assert!(info.text_args() && info.reading().is_none());
     let out = info.call(&scope(Runtime::Js, &kv), &[CapValue::Str(b"x".to_vec())]);
     assert_eq!(out.unwrap(), CapValue::Nothing);
 }
@@ -228,52 +227,4 @@ fn values_name_their_types_and_print_numbers_per_runtime() {
         ),
     ]);
     assert_eq!(rec.to_json(), serde_json::json!({"b": [1, null]}));
-}
-
-#[test]
-fn json_hands_the_text_through_and_names_a_wrong_argument() {
-    let kv = Kv::local();
-    let encode = find("hull:json", "encode");
-    let decode = find("hull:json", "decode");
-    assert_eq!(encode.arg_form(), ArgForm::Json);
-    assert_eq!(decode.arg_form(), ArgForm::Values);
-    let text = CapValue::Str(br#"{"a":1}"#.to_vec());
-    let lua = scope(Runtime::Lua, &kv);
-    assert_eq!(
-        encode.call(&lua, std::slice::from_ref(&text)).unwrap(),
-        text
-    );
-    assert_eq!(
-        encode.call(&lua, &[]).unwrap(),
-        CapValue::Str(b"null".to_vec())
-    );
-    assert_eq!(
-        decode.call(&lua, std::slice::from_ref(&text)).unwrap(),
-        CapValue::Json(br#"{"a":1}"#.to_vec())
-    );
-    let e = decode.call(&lua, &[CapValue::Int(1)]).unwrap_err();
-    assert_eq!(
-        (e.code, e.message.as_str()),
-        (
-            "json.argument",
-            "json.decode: expected a string, got number"
-        )
-    );
-    // JS reads it as JSON.parse does, as `String(v)`.
-    let js = scope(Runtime::Js, &kv);
-    for (arg, text) in [
-        (CapValue::Null, "null"),
-        (CapValue::Int(5), "5"),
-        (CapValue::Bool(true), "true"),
-        (CapValue::Nothing, "undefined"),
-        (CapValue::Record(vec![]), "[object Object]"),
-    ] {
-        let got = decode.call(&js, &[arg]).unwrap();
-        assert_eq!(got, CapValue::Json(text.as_bytes().to_vec()));
-    }
-    let e = json_failed(crate::json::JsonOp::Encode, "x");
-    assert_eq!(
-        (e.code, e.message.as_str()),
-        ("json.encode", "json.encode: x")
-    );
 }
