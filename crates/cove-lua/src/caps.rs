@@ -407,6 +407,26 @@ mod tests {
         assert_eq!(got[8], CapValue::Other("function"));
     }
 
+    /// Scalars alone take the short path; the values are what the view
+    /// reads (a float stays a float, a string's bytes as they are).
+    #[test]
+    fn scalar_arguments_read_as_the_view_reads_them() {
+        let lua = Lua::new();
+        let load = |src: &str| -> MultiValue { lua.load(src).eval().unwrap() };
+        let want = [
+            CapValue::Str(b"s\0\xff".to_vec()),
+            CapValue::Int(7),
+            CapValue::Num(2.0),
+            CapValue::Nothing,
+            CapValue::Bool(false),
+        ];
+        let short = args_of(&lua, load(r#"return "s\0\xff", 7, 2.0, nil, false"#)).unwrap();
+        assert_eq!(short, want);
+        // With a table among them, the same scalars through the view.
+        let viewed = args_of(&lua, load(r#"return "s\0\xff", 7, 2.0, nil, false, {}"#)).unwrap();
+        assert_eq!(viewed[..5], want);
+    }
+
     #[test]
     fn nesting_past_the_depth_is_named_not_read() {
         let lua = Lua::new();
