@@ -383,8 +383,8 @@ where
                 break 'res Box::pin(self.upgrade(&mut parts, ex, state)).await;
             }
             // A response that acknowledges no write goes out without a wait.
-            // The exchange stays where it is, lent: moved into `finish` or
-            // into the wait's future, it was copied (~75 instructions).
+            // The exchange stays where it is, lent: moved into the wait's
+            // future it was copied (an insert: 150-200 instructions).
             match ex.turn.touched {
                 None => self.finish(&mut ex),
                 Some(group) => self.respond_committed(&mut ex, group).await,
