@@ -34,6 +34,45 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
+/// What a `json.*` function does; how each runtime writes and reads JSON
+/// is its binding's converter (Lua by Hull's rules, JS `JSON.stringify` /
+/// `JSON.parse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonOp {
+    /// The argument as JSON text.
+    Encode,
+    /// The value JSON text holds.
+    Decode,
+}
+
+/// One `json.*` function as the capability table binds it
+/// ([`crate::cap`]) and the catalog lists it.
+pub struct JsonFn {
+    pub name: &'static str,
+    pub op: JsonOp,
+    pub params: &'static [crate::sig::Param],
+    pub ret: crate::sig::Ty,
+    pub doc: &'static str,
+}
+
+/// `json.*` (Hull §6).
+pub const FUNCTIONS: &[JsonFn] = &[
+    JsonFn {
+        name: "encode",
+        op: JsonOp::Encode,
+        params: &[crate::sig::p("value", crate::sig::Ty::Any)],
+        ret: crate::sig::Ty::Str,
+        doc: "the value as JSON text (Lua: keys sorted, an empty table is []; JS: JSON.stringify, undefined gives \"null\")",
+    },
+    JsonFn {
+        name: "decode",
+        op: JsonOp::Decode,
+        params: &[crate::sig::p("text", crate::sig::Ty::Str)],
+        ret: crate::sig::Ty::Any,
+        doc: "the value of JSON text (Lua: null becomes nil; JS: JSON.parse)",
+    },
+];
+
 /// Append `s` as a JSON string. Invalid UTF-8 becomes U+FFFD.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
     put_string(&mut Room::new(out, s.len() + 2), s);

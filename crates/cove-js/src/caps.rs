@@ -11,7 +11,9 @@
 //! reading (`time.now`: no arguments, no scope) returns at once from it,
 //! as cheap as a hand-bound one. A function taking text (`log.info`) gets
 //! each argument as the prelude's `console` always wrote it (`String(v)`,
-//! objects as JSON, an error with its stack).
+//! objects as JSON, an error with its stack), one taking JSON
+//! (`json.encode`) as `JSON.stringify` writes it, and a JSON result
+//! (`json.decode`) is `JSON.parse`d (their failures throw as those do).
 //!
 //! Argument mistakes throw `TypeError`s (`RangeError` for a count out of
 //! range), as Hull's JS does, and a capability's failure a `CoveError`
@@ -23,7 +25,7 @@ use rquickjs::function::Rest;
 use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Promise, Value};
 
 use cove_caps::app_metrics::{self, Metric};
-use cove_caps::cap::{self, CapFn, CapValue, Reading, Runtime, Scope, Started};
+use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
 
@@ -87,6 +89,7 @@ fn to_js<'js>(ctx: &Ctx<'js>, v: CapValue) -> rquickjs::Result<Value<'js>> {
         Ok(o.into_value())
     };
     Ok(match v {
+        CapValue::Json(text) => ctx.json_parse(text)?,
         CapValue::Nothing | CapValue::Other(_) => Value::new_undefined(ctx.clone()),
         CapValue::Null => Value::new_null(ctx.clone()),
         CapValue::Bool(b) => Value::new_bool(ctx.clone(), b),
@@ -180,6 +183,18 @@ fn text_of<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> rquickjs::Result<CapValue> {
     Ok(CapValue::Str(text.into_bytes()))
 }
 
+/// Each argument as `JSON.stringify` writes it (`null` where it gives
+/// nothing, as for `undefined`).
+fn json_texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<CapValue>> {
+    args.iter()
+        .map(|v| match ctx.json_stringify(v.clone())? {
+            // Read through the view: ASCII in place, not through a C string.
+            Some(s) => to_cap(&Val::lend(&s.into_value()), 0),
+            None => Ok(CapValue::Str(b"null".to_vec())),
+        })
+        .collect()
+}
+
 fn texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<CapValue>> {
     args.iter().map(|v| text_of(ctx, v)).collect()
 }
@@ -187,7 +202,7 @@ fn texts_of<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Vec<Ca
 /// The one method behind every synchronous form: a plain C function whose
 /// magic number is its entry's index in `cap::functions()`. (A Rust
 /// closure bound by rquickjs cost ~50 instructions more a call, measured
-/// on a one-argument function.)
+/// on `json.encode`.)
 struct Entries;
 impl Table for Entries {
     const METHODS: &'static [Method] = &[Method {
@@ -225,19 +240,18 @@ fn call_entry<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'j
     }
     let calls = ctx
         .userdata::<CallsData>()
-        .map(|c| c.0.clone())
         .ok_or_else(|| Exception::throw_internal(ctx, "capabilities not installed"))?;
     let values: Vec<Value<'js>> = (0..args.len()).map(|i| args.get(ctx, i)).collect();
-    Bound { calls, f }.call(ctx, &values)
+    Bound { calls: &calls.0, f }.call(ctx, &values)
 }
 
 /// One function as bound: what each of its calls needs.
-struct Bound {
-    calls: Rc<Calls>,
+struct Bound<'c> {
+    calls: &'c Calls,
     f: &'static CapFn,
 }
 
-impl Bound {
+impl Bound<'_> {
     /// Convert the arguments and start the call with the manifest's hosts
     /// and allow-list as the app set them.
     fn start<'js>(
@@ -249,10 +263,10 @@ impl Bound {
         if self.f.skips() {
             return Ok(Ok(Started::Done(CapValue::Nothing)));
         }
-        let args = if self.f.text_args() {
-            texts_of(ctx, args)?
-        } else {
-            args_of(args)?
+        let args = match self.f.arg_form() {
+            ArgForm::Values => args_of(args)?,
+            ArgForm::Text => texts_of(ctx, args)?,
+            ArgForm::Json => json_texts_of(ctx, args)?,
         };
         let registry = self.calls.host.registry.borrow();
         let scope = Scope {
@@ -262,7 +276,7 @@ impl Bound {
             kv: &self.calls.kv,
             is_async,
         };
-        Ok(self.f.start(&scope, &args))
+        Ok(self.f.start(&scope, args))
     }
 
     /// Hull's synchronous form: a job runs here, blocking the worker.
@@ -300,13 +314,10 @@ fn module<'js>(ctx: &Ctx<'js>, calls: &Rc<Calls>, spec: &str) -> rquickjs::Resul
             function_with_magic::<Entries>(ctx, &qualified, f.index())?,
         )?;
         if f.js_async {
-            let bound = Bound {
-                calls: calls.clone(),
-                f,
-            };
+            let calls = calls.clone();
             let name = format!("{name}Async");
             let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-                bound.call_async(&ctx, &args.0)
+                Bound { calls: &calls, f }.call_async(&ctx, &args.0)
             })?
             .with_name(&name)?;
             obj.set(name, func)?;

@@ -22,7 +22,7 @@ use crate::vm::{new_runtime, Budget};
 
 const PRELUDE: &str = include_str!("prelude.js");
 /// The export names of the module objects the prelude returns, in its order.
-const PRELUDE_MODULES: [&str; 3] = ["app", "db", "json"];
+const PRELUDE_MODULES: [&str; 2] = ["app", "db"];
 
 /// Where the app lives and how it is limited.
 pub type JsConfig = ScriptConfig;

@@ -5,7 +5,7 @@
 (function (raw) {
   "use strict";
   const { register } = raw;
-  const stringify = JSON.stringify, parse = JSON.parse;
+  const stringify = JSON.stringify;
   const defineProperty = Object.defineProperty;
 
   // ---- app (Hull §3.1) ----------------------------------------------------
@@ -96,12 +96,6 @@
       dbCommit();
       return result;
     },
-  };
-
-  // ---- json (Hull §6) ------------------------------------------------------
-  const json = {
-    encode: (v) => stringify(v) ?? "null",
-    decode: (s) => parse(s),
   };
 
   // ---- req / res (Hull §4) --------------------------------------------------
@@ -195,5 +189,5 @@
     execAsync: raw.dbExecAsyncStdlib,
   });
 
-  return { res, reqProto: Req.prototype, modules: [app, db, json], stdlibDb, CoveError };
+  return { res, reqProto: Req.prototype, modules: [app, db], stdlibDb, CoveError };
 })

@@ -15,11 +15,11 @@ use crate::app_api::{self, AppState};
 use crate::bind::DbCell;
 use crate::db;
 use crate::error::{describe, out_of_heap};
+use crate::modules;
 use crate::raw::coroutine::{Call, NewReq, RawRef};
 use crate::req;
 use crate::suspend::{self, Run};
 use crate::vm::{new_state, over_budget_fn, unlimited, Budget};
-use crate::{globals, modules};
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -73,7 +73,6 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Tabl
     crate::error::install_codes(lua)?;
     app_api::install(lua)?;
     let raw = lua.create_table()?;
-    globals::add_raw(lua, &raw)?;
     db::add_raw(lua, &raw)?;
     raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;
     crate::raw::budget::add_raw(lua, &raw)?;

@@ -6,6 +6,8 @@ use std::fmt;
 
 use cove_caps::json::JsonError;
 use mlua::{Lua, Value};
+
+use crate::raw::Lifted;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Encode a Lua value as JSON text (the walker lives in raw/json.rs).
@@ -15,78 +17,103 @@ pub(crate) fn encode(lua: &Lua, value: &Value) -> Result<Vec<u8>, JsonError> {
 
 /// Decode JSON text into Lua values (objects and arrays become tables).
 pub(crate) fn decode(lua: &Lua, text: &[u8]) -> Result<Value, String> {
+    let mut failed = None;
+    let value = crate::raw::exec::<Value>(lua, (), |s| {
+        if let Err(e) = decode_onto(s, text) {
+            failed = Some(e);
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(value),
+    }
+}
+
+/// Push the value JSON text holds; on a failure nothing is pushed.
+pub(crate) fn decode_onto(s: &mut Lifted<'_, '_>, text: &[u8]) -> Result<(), String> {
+    let top = s.top();
     let mut de = serde_json::Deserializer::from_slice(text);
-    let value = LuaSeed(lua)
-        .deserialize(&mut de)
-        .map_err(|e| e.to_string())?;
-    de.end().map_err(|e| e.to_string())?;
-    Ok(value)
+    let read = Push(s).deserialize(&mut de).and_then(|()| de.end());
+    read.map_err(|e| {
+        s.set_top(top);
+        e.to_string()
+    })
 }
 
-struct LuaSeed<'a>(&'a Lua);
+/// Pushes the value it reads onto the frame.
+struct Push<'a, 'b, 'l>(&'a mut Lifted<'b, 'l>);
 
-fn lua_err<E: serde::de::Error>(e: mlua::Error) -> E {
-    E::custom(e.to_string())
-}
-
-impl<'de> DeserializeSeed<'de> for LuaSeed<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+impl<'de> DeserializeSeed<'de> for Push<'_, '_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for LuaSeed<'_> {
-    type Value = Value;
+impl<'de> Visitor<'de> for Push<'_, '_, '_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Nil)
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.0.push_nil();
+        Ok(())
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Boolean(v))
+    fn visit_bool<E>(self, v: bool) -> Result<(), E> {
+        self.0.push_bool(v);
+        Ok(())
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Integer(v))
+    fn visit_i64<E>(self, v: i64) -> Result<(), E> {
+        self.0.push_int(v);
+        Ok(())
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(match i64::try_from(v) {
-            Ok(i) => Value::Integer(i),
-            Err(_) => Value::Number(v as f64),
-        })
+    fn visit_u64<E>(self, v: u64) -> Result<(), E> {
+        match i64::try_from(v) {
+            Ok(i) => self.0.push_int(i),
+            Err(_) => self.0.push_float(v as f64),
+        }
+        Ok(())
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::Number(v))
+    fn visit_f64<E>(self, v: f64) -> Result<(), E> {
+        self.0.push_float(v);
+        Ok(())
     }
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
-        self.0.create_string(v).map(Value::String).map_err(lua_err)
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        self.0.push_bytes(v.as_bytes());
+        Ok(())
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let t = self
-            .0
-            .create_table_with_capacity(seq.size_hint().unwrap_or(0), 0)
-            .map_err(lua_err)?;
-        let mut i = 0usize;
-        while let Some(v) = seq.next_element_seed(LuaSeed(self.0))? {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let s = self.0;
+        s.new_table(seq.size_hint().unwrap_or(0), 0);
+        let t = s.top();
+        let mut i = 0;
+        while let Some(()) = seq.next_element_seed(Push(s))? {
             i += 1;
             // null leaves a hole, as in Hull.
-            if !v.is_nil() {
-                t.raw_set(i, v).map_err(lua_err)?;
+            if s.ty(-1) == mlua::ffi::LUA_TNIL {
+                s.pop(1);
+            } else {
+                s.raw_seti(t, i);
             }
         }
-        Ok(Value::Table(t))
+        Ok(())
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let t = self.0.create_table().map_err(lua_err)?;
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let s = self.0;
+        s.new_table(0, map.size_hint().unwrap_or(0));
+        let t = s.top();
         while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            let v = map.next_value_seed(LuaSeed(self.0))?;
-            if !v.is_nil() {
-                t.raw_set(k.as_ref(), v).map_err(lua_err)?;
+            s.push_bytes(k.as_bytes());
+            map.next_value_seed(Push(s))?;
+            if s.ty(-1) == mlua::ffi::LUA_TNIL {
+                s.pop(2);
+            } else {
+                s.raw_set(t);
             }
         }
-        Ok(Value::Table(t))
+        Ok(())
     }
 }
 

@@ -56,7 +56,6 @@ db = {
   end,
 }
 
-json = { encode = wrap(raw.json_encode), decode = wrap(raw.json_decode) }
 require = wrap(raw.require)
 
 -- `res`: one object per worker; its native methods build the response of

@@ -1,6 +1,8 @@
 //! `hull:db` (Lua global `db`) and `hull:json` (Lua global `json`, also
-//! `require("hull.json")`). Bindings: crates/cove-lua/src/prelude.lua,
-//! db.rs, globals.rs; crates/cove-js/src/prelude.js, db.rs.
+//! `require("hull.json")`). Bindings: db by each runtime
+//! (crates/cove-lua/src/prelude.lua, db.rs; crates/cove-js/src/prelude.js,
+//! db.rs); json through the capability table (crate::cap, its functions
+//! crate::json `FUNCTIONS`).
 //!
 //! `db.dialect` is a string field ("sqlite" or "postgres"), not a
 //! function: a module has no fields in the catalog, so the module doc
@@ -78,21 +80,6 @@ pub(super) fn db() -> Module {
     }
 }
 
-const JSON_FUNCTIONS: &[Sig] = &[
-    Sig::both(
-        "encode",
-        &[p("value", Ty::Any)],
-        Ty::Str,
-        "the value as JSON text (Lua: keys sorted, an empty table is []; JS: JSON.stringify, undefined gives \"null\")",
-    ),
-    Sig::both(
-        "decode",
-        &[p("text", Ty::Str)],
-        Ty::Any,
-        "the value of JSON text (Lua: null becomes nil; JS: JSON.parse)",
-    ),
-];
-
 /// `hull:json`, the Lua global `json` (also `require("hull.json")`).
 pub(super) fn json() -> Module {
     Module {
@@ -103,7 +90,10 @@ pub(super) fn json() -> Module {
         private: false,
         default_export: false,
         doc: "JSON encoding and decoding",
-        functions: JSON_FUNCTIONS.to_vec(),
+        functions: crate::json::FUNCTIONS
+            .iter()
+            .map(|f| Sig::both(f.name, f.params, f.ret, f.doc))
+            .collect(),
         types: &[],
     }
 }

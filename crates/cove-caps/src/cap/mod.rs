@@ -7,21 +7,24 @@
 //! by each capability's adapter (crypto.rs, kv.rs, http.rs, smtp.rs,
 //! env.rs, log.rs, time). Adding a function to a capability's own table
 //! adds it to both runtimes and to the API catalog (api/tables.rs) with no
-//! binding code. Two shapes have a fast path in every binding's loop, still
+//! binding code. Some shapes have a fast path in every binding's loop, still
 //! with no per-function code: a function of no arguments that reads a value
-//! ([`CapFn::reading`]: the clock, called on many requests), and one whose
-//! arguments are text as the runtime writes it ([`CapFn::text_args`]: log).
+//! ([`CapFn::reading`]: the clock, called on many requests). And the
+//! arguments come in one of three forms ([`ArgForm`]): values, text as the
+//! runtime writes it (log), or JSON text as the runtime encodes it (json);
+//! a result may be JSON text the binding decodes ([`CapValue::Json`]).
 //!
-//! `json`, `db`, `template` and `req`/`res` are the app model itself, bound
-//! by each runtime: they read or build the runtime's own values in place
-//! (rows, JSON, pages, the response), where a copy into [`CapValue`] would
-//! cost what the benchmarks measure. The catalog declares them too, and
+//! `db`, `template` and `req`/`res` are the app model itself, bound by each
+//! runtime: they read or build the runtime's own values in place (rows,
+//! pages, the response), where a copy into [`CapValue`] would cost what the
+//! benchmarks measure. The catalog declares them too, and
 //! crates/cove/tests/api_catalog.rs checks that each runtime exposes
 //! exactly those.
 
 mod crypto;
 mod env;
 mod http;
+mod json;
 mod kv;
 mod log;
 mod smtp;
@@ -85,6 +88,32 @@ enum Kind {
     EnvGet,
     Time(&'static crate::time::TimeFn),
     Log(Level),
+    Json(&'static crate::json::JsonFn),
+}
+
+/// How a binding hands an entry its arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgForm {
+    /// Each as a [`CapValue`].
+    Values,
+    /// Each as text, as the runtime writes a value (Lua `tostring`, JS
+    /// `String`, objects as JSON), in a [`CapValue::Str`].
+    Text,
+    /// Each as JSON text, as the runtime encodes a value (Lua by Hull's
+    /// rules, JS `JSON.stringify`, `null` for what it leaves out), in a
+    /// [`CapValue::Str`]; a value JSON cannot hold fails in the binding
+    /// ([`json_failed`]).
+    Json,
+}
+
+/// A binding's failure to encode a value as JSON, or to decode a
+/// [`CapValue::Json`] result, as the script sees it (`json.encode: …`).
+pub fn json_failed(op: crate::json::JsonOp, reason: impl std::fmt::Display) -> CapError {
+    let code = match op {
+        crate::json::JsonOp::Encode => "json.encode",
+        crate::json::JsonOp::Decode => "json.decode",
+    };
+    CapError::new(code, format!("{code}: {reason}"))
 }
 
 /// One script-facing capability function.
@@ -121,7 +150,7 @@ impl CapFn {
             Kind::Crypto(f) => f.slow,
             Kind::Kv(_) => !kv.is_local(),
             Kind::Http(_) | Kind::SmtpSend => true,
-            Kind::EnvGet | Kind::Time(_) | Kind::Log(_) => false,
+            Kind::EnvGet | Kind::Time(_) | Kind::Log(_) | Kind::Json(_) => false,
         }
     }
 
@@ -143,11 +172,13 @@ impl CapFn {
             .unwrap_or(usize::MAX)
     }
 
-    /// Its arguments are text, each as the runtime writes a value (Lua
-    /// `tostring`, JS `String`, objects as JSON): the binding converts
-    /// them so and passes them as [`CapValue::Str`].
-    pub fn text_args(&self) -> bool {
-        matches!(self.kind, Kind::Log(_))
+    /// The form the binding converts the arguments to.
+    pub fn arg_form(&self) -> ArgForm {
+        match self.kind {
+            Kind::Log(_) => ArgForm::Text,
+            Kind::Json(f) if f.op == crate::json::JsonOp::Encode => ArgForm::Json,
+            _ => ArgForm::Values,
+        }
     }
 
     /// A call now would do nothing (a log line below the level): the
@@ -161,24 +192,25 @@ impl CapFn {
 
     /// Check the arguments and start the call. An error is the message the
     /// script sees with its code (`crypto.argument`, `kv.bad_key`, …).
-    pub fn start(&self, scope: &Scope, args: &[CapValue]) -> Result<Started, CapError> {
+    pub fn start(&self, scope: &Scope, args: Vec<CapValue>) -> Result<Started, CapError> {
         match self.kind {
-            Kind::Crypto(f) => crypto::start(f, scope, self.called_as(scope), args),
-            Kind::Kv(f) => kv::start(f, scope, args),
-            Kind::Http(f) => http::start(f, scope, args),
-            Kind::SmtpSend => smtp::start(scope, args),
-            Kind::EnvGet => env::get(scope, args),
+            Kind::Crypto(f) => crypto::start(f, scope, self.called_as(scope), &args),
+            Kind::Kv(f) => kv::start(f, scope, &args),
+            Kind::Http(f) => http::start(f, scope, &args),
+            Kind::SmtpSend => smtp::start(scope, &args),
+            Kind::EnvGet => env::get(scope, &args),
             Kind::Time(f) => Ok(Started::Done(match f.read {
                 Reading::Int(read) => CapValue::Int(read()),
                 Reading::Text(read) => CapValue::Str(read().into_bytes()),
             })),
-            Kind::Log(level) => log::write(level, args),
+            Kind::Log(level) => log::write(level, &args),
+            Kind::Json(f) => json::start(f, scope, args),
         }
     }
 
     /// Start and, when it makes a job, run the job here (JS's synchronous
     /// forms, and Lua where the script cannot suspend).
-    pub fn call(&self, scope: &Scope, args: &[CapValue]) -> Result<CapValue, CapError> {
+    pub fn call(&self, scope: &Scope, args: Vec<CapValue>) -> Result<CapValue, CapError> {
         match self.start(scope, args)? {
             Started::Done(v) => Ok(v),
             Started::Job(job) => job_result(job.run()),
@@ -234,6 +266,13 @@ pub fn functions() -> &'static [CapFn] {
             js: Some(f.js),
             js_async: false,
             kind: Kind::Time(f),
+        }));
+        all.extend(crate::json::FUNCTIONS.iter().map(|f| CapFn {
+            module: "hull:json",
+            lua: Some(f.name),
+            js: Some(f.name),
+            js_async: false,
+            kind: Kind::Json(f),
         }));
         all.extend(crate::log::FUNCTIONS.iter().map(|&(name, level, _)| CapFn {
             module: "hull:log",

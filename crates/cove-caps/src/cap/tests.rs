@@ -47,6 +47,7 @@ fn every_function_is_in_the_catalog_under_its_names() {
             "hull:smtp",
             "hull:env",
             "hull:time",
+            "hull:json",
             "hull:log"
         ]
     );
@@ -82,15 +83,15 @@ fn time_and_log_go_through_the_table() {
     };
     assert_eq!(read().len(), 20);
     assert!(std::ptr::eq(&functions()[f.index()], f));
-    let CapValue::Str(s) = f.call(&scope(Runtime::Lua, &kv), &[]).unwrap() else {
+    let CapValue::Str(s) = f.call(&scope(Runtime::Lua, &kv), vec![]).unwrap() else {
         panic!("a string")
     };
     assert!(s.ends_with(b"Z"));
     let info = module_functions("hull:log")
         .find(|f| f.lua == Some("info"))
         .unwrap();
-    assert!(info.text_args() && info.reading().is_none());
-    let out = info.call(&scope(Runtime::Js, &kv), &[CapValue::Str(b"x".to_vec())]);
+    assert!(info.arg_form() == ArgForm::Text && info.reading().is_none());
+    let out = info.call(&scope(Runtime::Js, &kv), vec![CapValue::Str(b"x".to_vec())]);
     assert_eq!(out.unwrap(), CapValue::Nothing);
 }
 
@@ -98,20 +99,20 @@ fn time_and_log_go_through_the_table() {
 fn crypto_argument_errors_name_the_runtimes_types() {
     let kv = Kv::local();
     let f = find("hull:crypto", "sha256");
-    let lua = err(f.call(&scope(Runtime::Lua, &kv), &[]));
+    let lua = err(f.call(&scope(Runtime::Lua, &kv), vec![]));
     assert_eq!(lua.code, "crypto.argument");
     assert_eq!(
         lua.message,
         "crypto.sha256: argument 1 must be a string, got nil"
     );
-    let js = err(f.call(&scope(Runtime::Js, &kv), &[CapValue::Record(vec![])]));
+    let js = err(f.call(&scope(Runtime::Js, &kv), vec![CapValue::Record(vec![])]));
     assert_eq!(
         js.message,
         "crypto.sha256: argument 1 must be a string or bytes (an ArrayBuffer or a Uint8Array), got object"
     );
     let hex = f.call(
         &scope(Runtime::Js, &kv),
-        &[CapValue::Bytes(b"abc".to_vec())],
+        vec![CapValue::Bytes(b"abc".to_vec())],
     );
     assert!(matches!(hex, Ok(CapValue::Str(h)) if h.starts_with(b"ba7816bf")));
 }
@@ -122,20 +123,20 @@ fn crypto_counts_and_key_pairs() {
     let random = find("hull:crypto", "random");
     let lua = scope(Runtime::Lua, &kv);
     assert!(
-        matches!(random.call(&lua, &[CapValue::Int(4)]), Ok(CapValue::Bytes(b)) if b.len() == 4)
+        matches!(random.call(&lua, vec![CapValue::Int(4)]), Ok(CapValue::Bytes(b)) if b.len() == 4)
     );
     assert_eq!(
-        err(random.call(&lua, &[CapValue::Num(1.5)])).code,
+        err(random.call(&lua, vec![CapValue::Num(1.5)])).code,
         "crypto.range"
     );
     let js = scope(Runtime::Js, &kv);
     // JS reads a missing count as 0: out of range, like Hull's RangeError.
-    assert_eq!(err(random.call(&js, &[])).code, "crypto.range");
+    assert_eq!(err(random.call(&js, vec![])).code, "crypto.range");
     assert_eq!(
-        err(random.call(&lua, &[])).message,
+        err(random.call(&lua, vec![])).message,
         "crypto.random: argument 1 must be a number, got nil"
     );
-    let pair = find("hull:crypto", "ed25519_keypair").call(&lua, &[]);
+    let pair = find("hull:crypto", "ed25519_keypair").call(&lua, vec![]);
     assert!(matches!(pair, Ok(CapValue::Results(r)) if r.len() == 2 && r[0].0 == "publicKey"));
 }
 
@@ -148,14 +149,14 @@ fn kv_reads_whole_js_numbers_as_integers() {
     let lua = scope(Runtime::Lua, &kv);
     let key = |k: &str| CapValue::Str(k.as_bytes().to_vec());
     assert_eq!(
-        set.call(&js, &[key("a"), CapValue::Num(3.0)]),
+        set.call(&js, vec![key("a"), CapValue::Num(3.0)]),
         Ok(CapValue::Nothing)
     );
-    assert_eq!(get.call(&js, &[key("a")]), Ok(CapValue::Int(3)));
-    set.call(&lua, &[key("b"), CapValue::Num(3.0)]).unwrap();
-    assert_eq!(get.call(&lua, &[key("b")]), Ok(CapValue::Num(3.0)));
-    assert_eq!(get.call(&lua, &[key("none")]), Ok(CapValue::Null));
-    let bad = err(get.call(&lua, &[CapValue::Int(1)]));
+    assert_eq!(get.call(&js, vec![key("a")]), Ok(CapValue::Int(3)));
+    set.call(&lua, vec![key("b"), CapValue::Num(3.0)]).unwrap();
+    assert_eq!(get.call(&lua, vec![key("b")]), Ok(CapValue::Num(3.0)));
+    assert_eq!(get.call(&lua, vec![key("none")]), Ok(CapValue::Null));
+    let bad = err(get.call(&lua, vec![CapValue::Int(1)]));
     assert_eq!(bad.code, "kv.argument");
     assert!(
         bad.message.starts_with("kv.get: key must be"),
@@ -170,7 +171,7 @@ fn http_checks_its_arguments_before_the_manifest() {
     let kv = Kv::local();
     let get = find("hull:http", "get");
     let lua = scope(Runtime::Lua, &kv);
-    let e = err(get.call(&lua, &[]));
+    let e = err(get.call(&lua, vec![]));
     assert_eq!(
         (e.code, e.message.as_str()),
         (
@@ -183,12 +184,12 @@ fn http_checks_its_arguments_before_the_manifest() {
         "headers".into(),
         CapValue::Record(vec![("x".into(), CapValue::Bool(true))]),
     )]);
-    let e = err(get.call(&lua, &[url.clone(), opts]));
+    let e = err(get.call(&lua, vec![url.clone(), opts]));
     assert_eq!(
         e.message,
         "http.get failed: a header value must be a string, got boolean"
     );
-    let e = err(get.call(&lua, &[url]));
+    let e = err(get.call(&lua, vec![url]));
     assert_eq!(e.code, "http.not_configured");
     assert!(get.can_wait(&kv));
 }
@@ -198,13 +199,13 @@ fn smtp_and_env_answer_as_hull_does() {
     let kv = Kv::local();
     let lua = scope(Runtime::Lua, &kv);
     let send = find("hull:smtp", "send");
-    assert_eq!(err(send.call(&lua, &[])).code, "smtp.not_configured");
+    assert_eq!(err(send.call(&lua, vec![])).code, "smtp.not_configured");
     let get = find("hull:env", "get");
     assert_eq!(
-        err(get.call(&lua, &[CapValue::Str(b"HOME".to_vec())])).code,
+        err(get.call(&lua, vec![CapValue::Str(b"HOME".to_vec())])).code,
         "env.not_configured"
     );
-    let e = err(get.call(&lua, &[CapValue::Other("function")]));
+    let e = err(get.call(&lua, vec![CapValue::Other("function")]));
     assert_eq!(
         e.message,
         "env.get: the name must be a string, got function"
@@ -227,4 +228,49 @@ fn values_name_their_types_and_print_numbers_per_runtime() {
         ),
     ]);
     assert_eq!(rec.to_json(), serde_json::json!({"b": [1, null]}));
+}
+
+#[test]
+fn json_hands_the_text_through_and_names_a_wrong_argument() {
+    let kv = Kv::local();
+    let encode = find("hull:json", "encode");
+    let decode = find("hull:json", "decode");
+    assert_eq!(encode.arg_form(), ArgForm::Json);
+    assert_eq!(decode.arg_form(), ArgForm::Values);
+    let text = CapValue::Str(br#"{"a":1}"#.to_vec());
+    let lua = scope(Runtime::Lua, &kv);
+    assert_eq!(encode.call(&lua, vec![text.clone()]).unwrap(), text);
+    assert_eq!(
+        encode.call(&lua, vec![]).unwrap(),
+        CapValue::Str(b"null".to_vec())
+    );
+    assert_eq!(
+        decode.call(&lua, vec![text.clone()]).unwrap(),
+        CapValue::Json(br#"{"a":1}"#.to_vec())
+    );
+    let e = decode.call(&lua, vec![CapValue::Int(1)]).unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "json.argument",
+            "json.decode: expected a string, got number"
+        )
+    );
+    // JS reads it as JSON.parse does, as `String(v)`.
+    let js = scope(Runtime::Js, &kv);
+    for (arg, text) in [
+        (CapValue::Null, "null"),
+        (CapValue::Int(5), "5"),
+        (CapValue::Bool(true), "true"),
+        (CapValue::Nothing, "undefined"),
+        (CapValue::Record(vec![]), "[object Object]"),
+    ] {
+        let got = decode.call(&js, vec![arg]).unwrap();
+        assert_eq!(got, CapValue::Json(text.as_bytes().to_vec()));
+    }
+    let e = json_failed(crate::json::JsonOp::Encode, "x");
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        ("json.encode", "json.encode: x")
+    );
 }

@@ -35,6 +35,10 @@ pub enum CapValue {
     Other(&'static str),
     /// Several results: Lua returns them in order, JS an object of them.
     Results(Vec<(&'static str, CapValue)>),
+    /// JSON text, as a result only: the binding returns the value it
+    /// holds, decoded by the runtime's rules (Lua: `null` is nil, integers
+    /// stay integers; JS: `JSON.parse`).
+    Json(Vec<u8>),
 }
 
 impl CapValue {
@@ -48,7 +52,7 @@ impl CapValue {
             CapValue::Null => "null",
             CapValue::Bool(_) => "boolean",
             CapValue::Int(_) | CapValue::Num(_) => "number",
-            CapValue::Str(_) => "string",
+            CapValue::Str(_) | CapValue::Json(_) => "string",
             CapValue::Bytes(_) if lua => "string",
             CapValue::Bytes(_) => "object",
             CapValue::List(_) if lua => "table",
@@ -94,6 +98,7 @@ impl CapValue {
             CapValue::Int(n) => J::from(*n),
             CapValue::Num(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
             CapValue::Str(b) | CapValue::Bytes(b) => J::String(String::from_utf8_lossy(b).into()),
+            CapValue::Json(text) => serde_json::from_slice(text).unwrap_or(J::Null),
             CapValue::List(items) => J::Array(items.iter().map(CapValue::to_json).collect()),
             CapValue::Record(fields) => J::Object(
                 fields

@@ -321,6 +321,20 @@ impl<'l> Stack<'l> {
     }
 
     #[inline(always)]
+    pub(crate) fn push_float(&mut self, n: f64) {
+        self.one_more();
+        // SAFETY: room checked.
+        unsafe { ffi::lua_pushnumber(self.state, n) }
+    }
+
+    #[inline(always)]
+    pub(crate) fn push_nil(&mut self) {
+        self.one_more();
+        // SAFETY: room checked.
+        unsafe { ffi::lua_pushnil(self.state) }
+    }
+
+    #[inline(always)]
     pub(crate) fn push_bool(&mut self, b: bool) {
         self.one_more();
         // SAFETY: room checked; a boolean allocates nothing.
@@ -542,6 +556,16 @@ impl<'l> Lifted<'_, 'l> {
         self.pops(2);
         // SAFETY: a table, a valid key, lifted.
         unsafe { ffi::lua_rawset(self.state, t) }
+    }
+
+    /// `t[i] = v` with the value on top (popped).
+    #[inline(always)]
+    pub(crate) fn raw_seti(&mut self, t: c_int, i: i64) {
+        let t = self.abs(t);
+        self.frame_table(t);
+        self.pops(1);
+        // SAFETY: a table; lifted.
+        unsafe { ffi::lua_rawseti(self.state, t, i) }
     }
 
     /// `t[k] = v` for string bytes `k` and `v`.
