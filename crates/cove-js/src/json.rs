@@ -21,6 +21,14 @@ use crate::raw::value::{Atom, Class, Obj, Prim, Slot, Str, Thrown, Val, View};
 /// Deeper than this is handed to `JSON.stringify` (which reports cycles).
 const MAX_DEPTH: u32 = 128;
 
+/// From this depth the objects on the path are kept, and one met again (a
+/// cycle) is handed to `JSON.stringify` at once: walked to [`MAX_DEPTH`],
+/// a cycle whose members call getters could reach QuickJS's stack limit
+/// first (in a debug build ~70 levels did), and the encode then threw
+/// "Maximum call stack size exceeded" where `JSON.stringify` reports the
+/// cycle. Shallower, nothing is kept: API responses are rarely deeper.
+const WATCHED_DEPTH: u32 = 8;
+
 /// What happened to one value.
 #[derive(PartialEq, Eq)]
 enum Step {
@@ -43,6 +51,8 @@ struct Encoder<'a, 'js> {
     /// A known shape (0: none) whose prototype was found standard and
     /// without `toJSON` in this encode.
     clean_shape: usize,
+    /// The objects being written at [`WATCHED_DEPTH`] and deeper.
+    path: Vec<usize>,
 }
 
 /// Where this thread's context keeps `Object.prototype` and
@@ -199,6 +209,13 @@ impl<'js> Encoder<'_, 'js> {
             }
             standard
         };
+        let watched = self.depth >= WATCHED_DEPTH;
+        if watched {
+            if self.path.contains(&obj.id()) {
+                return Ok(Step::Unsupported);
+            }
+            self.path.push(obj.id());
+        }
         self.depth += 1;
         let step = if class == Class::Array {
             self.array(obj)
@@ -206,6 +223,9 @@ impl<'js> Encoder<'_, 'js> {
             self.members(obj, standard)
         };
         self.depth -= 1;
+        if watched {
+            self.path.pop();
+        }
         step
     }
 
@@ -384,6 +404,7 @@ pub(crate) fn encode_val<'js>(
         clean: [None; 2],
         last_known: None,
         clean_shape: 0,
+        path: Vec::new(),
     };
     Ok(match enc.value(v)? {
         Step::Written => true,

@@ -186,3 +186,39 @@ fn nesting_up_to_the_limit() {
         }
     });
 }
+
+/// A cycle whose members call getters is handed to `JSON.stringify`
+/// where it starts again: walked to the depth limit, it reached QuickJS's
+/// stack limit in a debug build and the encode threw "Maximum call stack
+/// size exceeded" (a case the property test above found). Shared objects
+/// that make no cycle are written however deep.
+#[test]
+fn a_cycle_with_getters_is_handed_over_not_thrown() {
+    use crate::tests::values::{Build, Key, Later, Obj};
+    let k = |s: &str| Key(s.to_string());
+    let obj = |props, later| {
+        Node::Obj(Box::new(Obj {
+            build: Build::Literal,
+            props,
+            later,
+        }))
+    };
+    let getter = obj(vec![], vec![Later::Getter(k("x"), Node::Null)]);
+    let n = obj(
+        vec![(k("a"), obj(vec![(k("b"), getter)], vec![]))],
+        vec![Later::Set(k("x"), Node::Itself)],
+    );
+    let expr = to_js(&n);
+    let shared = "(() => { const s = { k: 1 }; let v = { s, t: s }; \
+                  for (let i = 0; i < 20; i++) v = { v, s }; return v; })()";
+    let app = TestApp::load(APP);
+    app.with(|ctx| {
+        let wrapped = format!("[{expr}, {{ \"k\": {expr} }}, {expr}]");
+        for e in [&expr, &wrapped] {
+            assert_eq!(ours(ctx, &eval(ctx, e)), None, "{e}");
+            assert!(stringify(ctx, eval(ctx, e)).is_err());
+        }
+        let want = stringify(ctx, eval(ctx, shared)).unwrap();
+        assert_eq!(ours(ctx, &eval(ctx, shared)), want);
+    });
+}

@@ -242,14 +242,15 @@ fn the_json_filter_writes_what_json_stringify_does() {
                 (page, stringify(ctx, eval(ctx, &expr)))
             });
             match want {
+                // Handed to JSON.stringify after a getter changed it, the
+                // value may encode where a fresh copy throws (the getter
+                // hid the member of a cycle), throw where it encodes (it
+                // added a BigInt member) or read otherwise.
+                _ if n.may_decline() && n.changes_while_read() => {}
                 Ok(text) => {
                     prop_assert!(page.0, "{}\n{}", page.1, expr);
                     let text = text.unwrap_or_else(|| "null".into()).replace('<', "\\u003c");
-                    // A value handed to JSON.stringify after some getters
-                    // ran may read differently from a fresh copy.
-                    if !n.may_decline() {
-                        prop_assert_eq!(page.1, text, "{}", expr);
-                    }
+                    prop_assert_eq!(page.1, text, "{}", expr);
                 }
                 Err(_) => prop_assert!(!page.0, "{}", expr),
             }

@@ -310,7 +310,32 @@ impl Node {
     }
 }
 
+impl Node {
+    /// Whether reading it runs a getter that changes an object being
+    /// serialized ([`Later::FromChild`]): a serializer that hands the
+    /// value to `JSON.stringify` then hands it over changed.
+    pub(crate) fn changes_while_read(&self) -> bool {
+        match self {
+            Node::Arr(items) => items.iter().flatten().any(Node::changes_while_read),
+            Node::Rows(_, rows) => rows.iter().flatten().any(Node::changes_while_read),
+            Node::Obj(o) => {
+                o.props.iter().any(|(_, v)| v.changes_while_read())
+                    || o.later.iter().any(Later::changes_while_read)
+            }
+            _ => false,
+        }
+    }
+}
+
 impl Later {
+    fn changes_while_read(&self) -> bool {
+        match self {
+            Later::FromChild(..) => true,
+            Later::Set(_, v) | Later::Getter(_, v) => v.changes_while_read(),
+            Later::Delete(_) | Later::Hide(_) | Later::Freeze => false,
+        }
+    }
+
     fn may_decline(&self) -> bool {
         match self {
             Later::Delete(k) | Later::Hide(k) => k.may_decline(),
