@@ -23,7 +23,7 @@ use mlua::{Lua, MultiValue, Table, Value};
 
 use cove_caps::app_metrics::{self, Kind as MetricKind, Metric};
 use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
-use cove_caps::json::JsonOp;
+use cove_caps::json::{JsonError, JsonOp};
 use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
 
@@ -143,54 +143,33 @@ fn args_in_form(lua: &Lua, f: &CapFn, args: MultiValue) -> mlua::Result<Vec<CapV
         ArgForm::Text => texts_of(&args),
         ArgForm::Json => args
             .iter()
-            .map(
-                |v| match unlimited(lua, || Ok(crate::json::encode(lua, v)))? {
-                    Ok(text) => Ok(CapValue::Str(text)),
-                    Err(e) => Err(mlua::Error::runtime(coded(
-                        lua,
-                        cap::json_failed(JsonOp::Encode, e),
-                    ))),
-                },
-            )
+            .map(|v| {
+                json_arg(unlimited(lua, || Ok(crate::json::encode(lua, v)))?)
+                    .map_err(|e| mlua::Error::runtime(coded(lua, e)))
+            })
             .collect(),
     }
 }
 
-fn to_lua(lua: &Lua, v: CapValue) -> mlua::Result<Value> {
-    Ok(match v {
-        CapValue::Json(text) => crate::json::decode(lua, &text)
-            .map_err(|e| mlua::Error::runtime(coded(lua, cap::json_failed(JsonOp::Decode, e))))?,
-        CapValue::Nothing | CapValue::Null | CapValue::Other(_) => Value::Nil,
-        CapValue::Bool(b) => Value::Boolean(b),
-        CapValue::Int(n) => Value::Integer(n),
-        CapValue::Num(n) => Value::Number(n),
-        CapValue::Str(b) | CapValue::Bytes(b) => Value::String(lua.create_string(b)?),
-        CapValue::List(items) => {
-            let t = lua.create_table_with_capacity(items.len(), 0)?;
-            for (i, item) in items.into_iter().enumerate() {
-                t.raw_set(i + 1, to_lua(lua, item)?)?;
-            }
-            Value::Table(t)
-        }
-        CapValue::Record(fields) => record(lua, fields)?,
-        CapValue::Results(fields) => record(lua, fields)?,
-    })
+/// An argument encoded as JSON, as the entry takes it.
+fn json_arg(encoded: Result<Vec<u8>, JsonError>) -> Result<CapValue, CapError> {
+    encoded
+        .map(CapValue::Str)
+        .map_err(|e| cap::json_failed(JsonOp::Encode, e))
 }
 
-/// A table of these fields.
-fn record<K: mlua::IntoLua>(lua: &Lua, fields: Vec<(K, CapValue)>) -> mlua::Result<Value> {
-    let t = lua.create_table_with_capacity(0, fields.len())?;
-    for (k, v) in fields {
-        t.raw_set(k, to_lua(lua, v)?)?;
-    }
-    Ok(Value::Table(t))
-}
-
-/// A result as the function's Lua results: several results spread.
+/// A result as the function's Lua results (several results spread),
+/// pushed by the C functions' converter ([`push_results`]).
 fn results(lua: &Lua, v: CapValue) -> mlua::Result<MultiValue> {
-    match v {
-        CapValue::Results(fields) => fields.into_iter().map(|(_, v)| to_lua(lua, v)).collect(),
-        v => Ok(MultiValue::from_iter([to_lua(lua, v)?])),
+    let mut failed = None;
+    let values = crate::raw::exec::<MultiValue>(lua, (), |s| {
+        if let Err(e) = push_results(s, v) {
+            failed = Some(e);
+        }
+    })?;
+    match failed {
+        Some(e) => Err(mlua::Error::runtime(coded(lua, e))),
+        None => Ok(values),
     }
 }
 
@@ -265,10 +244,7 @@ impl CFn for Now {
         let lua = s.lua();
         let args: Vec<CapValue> = match f.arg_form() {
             ArgForm::Json => (1..=s.top())
-                .map(|i| match crate::raw::json::encode_slot(s, i) {
-                    Ok(text) => Ok(CapValue::Str(text)),
-                    Err(e) => Err(coded(lua, cap::json_failed(JsonOp::Encode, e))),
-                })
+                .map(|i| json_arg(crate::raw::json::encode_slot(s, i)).map_err(|e| coded(lua, e)))
                 .collect::<Result<_, _>>()?,
             _ => (1..=s.top()).map(|i| to_cap(s, i, 0)).collect(),
         };

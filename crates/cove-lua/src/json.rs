@@ -6,9 +6,9 @@ use std::fmt;
 
 use cove_caps::json::JsonError;
 use mlua::{Lua, Value};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::raw::Lifted;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Encode a Lua value as JSON text (the walker lives in raw/json.rs).
 pub(crate) fn encode(lua: &Lua, value: &Value) -> Result<Vec<u8>, JsonError> {
