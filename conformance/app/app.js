@@ -174,6 +174,28 @@ app.get("/db/reserved", (req, res) => {
     res.json({ ok: false, reserved: String(e.message).includes("_hull_") });
   }
 });
+app.get("/db/params", (req, res) => {
+  const holes = db.query("SELECT ? AS a, typeof(?) AS b, ? AS c", ["x", undefined, "z"])[0];
+  let err;
+  try {
+    db.query(42);
+  } catch (e) {
+    err = e;
+  }
+  let rowsRefused = false;
+  try {
+    db.query("SELECT ? AS n", db.query("SELECT 1 AS n UNION ALL SELECT 2 AS n"));
+  } catch (e) {
+    rowsRefused = e.message.includes("parameter 1 is object");
+  }
+  res.json({
+    holes,
+    refused: err instanceof TypeError,
+    code: err.code,
+    message: err.message === "db.query: the SQL must be a string, got number",
+    rows_refused: rowsRefused,
+  });
+});
 
 // JSON ----------------------------------------------------------------------
 app.get("/json/empty", (req, res) => res.json({}));

@@ -168,6 +168,22 @@ app.get("/db/reserved", function(req, res)
   local ok, err = pcall(db.query, "SELECT * FROM _hull_migrations")
   res:json({ ok = ok, reserved = tostring(err):find("_hull_", 1, true) ~= nil })
 end)
+app.get("/db/params", function(req, res)
+  -- A nil in the parameters binds NULL in its place, whatever border # picks.
+  local holes = db.query("SELECT ? AS a, typeof(?) AS b, ? AS c", { "x", nil, "z" })[1]
+  local ok, err = pcall(db.query, 42)
+  -- A query result (kept packed until read) passed on is its rows: here
+  -- rows where values belong.
+  local rows = db.query("SELECT 1 AS n UNION ALL SELECT 2 AS n")
+  local ok2, err2 = pcall(db.query, "SELECT ? AS n", rows)
+  res:json({
+    holes = holes,
+    refused = not ok,
+    code = err:code(),
+    message = tostring(err):find("db.query: the SQL must be a string, got number", 1, true) ~= nil,
+    rows_refused = not ok2 and tostring(err2):find("parameter 1 is a table", 1, true) ~= nil,
+  })
+end)
 
 -- JSON ----------------------------------------------------------------------
 app.get("/json/empty", function(req, res) res:json({}) end)

@@ -5,6 +5,7 @@ pub mod api;
 pub mod app_metrics;
 pub mod cap;
 pub mod crypto;
+pub mod db;
 pub mod env;
 pub mod http;
 pub mod json;

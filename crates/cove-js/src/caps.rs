@@ -28,14 +28,19 @@ use cove_caps::app_metrics::{self, Metric};
 use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
+use cove_db::{DbError, Origin, Row};
 
 use crate::host::{settled, Host};
 use crate::raw::fastfn::{function_with_magic, Args, Method, Table};
+use crate::raw::rows::Rows;
 use crate::raw::userdata::Static;
 use crate::raw::value::{Val, View};
 
 /// How deep an object argument is read (deeper: its type name only).
 const MAX_DEPTH: usize = 32;
+
+/// Largest integer a double holds exactly (2^53 − 1).
+const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
 fn to_cap(v: &Val<'_>, depth: usize) -> rquickjs::Result<CapValue> {
     let o = match v.view() {
@@ -44,12 +49,27 @@ fn to_cap(v: &Val<'_>, depth: usize) -> rquickjs::Result<CapValue> {
         View::Bool(b) => return Ok(CapValue::Bool(b)),
         View::Int(n) => return Ok(CapValue::Int(n.into())),
         // Whole numbers below 2^53 are integers (they come back the same).
-        View::Float(n) if n.fract() == 0.0 && n.abs() < 9e15 => return Ok(CapValue::Int(n as i64)),
+        View::Float(n) if n.fract() == 0.0 && n.abs() <= MAX_SAFE => {
+            return Ok(CapValue::Int(n as i64))
+        }
         View::Float(n) => return Ok(CapValue::Num(n)),
         View::Str(s) => return Ok(CapValue::Str(s.text()?.into_bytes())),
         View::Symbol | View::Other => return Ok(CapValue::Other("object")),
         View::Object(o) => o,
     };
+    // An array first: the commonest object argument (`db` parameters),
+    // which asking whether it is binary would cost ~200 instructions.
+    if o.is_array() {
+        if depth >= MAX_DEPTH {
+            return Ok(CapValue::Other("array"));
+        }
+        let n = o.len()?;
+        let mut items = Vec::with_capacity(n.min(1024) as usize);
+        for i in 0..n {
+            items.push(to_cap(&o.index(i as u32)?, depth + 1)?);
+        }
+        return Ok(CapValue::List(items));
+    }
     if let Some(b) = crate::raw::bytes::binary_of(v)? {
         return Ok(CapValue::Bytes(b));
     }
@@ -57,19 +77,7 @@ fn to_cap(v: &Val<'_>, depth: usize) -> rquickjs::Result<CapValue> {
         return Ok(CapValue::Other("function"));
     }
     if depth >= MAX_DEPTH {
-        return Ok(CapValue::Other(if o.is_array() {
-            "array"
-        } else {
-            "object"
-        }));
-    }
-    if o.is_array() {
-        let n = o.len()?;
-        let mut items = Vec::with_capacity(n.min(1024) as usize);
-        for i in 0..n {
-            items.push(to_cap(&o.index(i as u32)?, depth + 1)?);
-        }
-        return Ok(CapValue::List(items));
+        return Ok(CapValue::Other("object"));
     }
     let keys = o.own_keys(true)?;
     let mut fields = Vec::with_capacity(keys.len());
@@ -89,6 +97,14 @@ fn to_js<'js>(ctx: &Ctx<'js>, v: CapValue) -> rquickjs::Result<Value<'js>> {
         Ok(o.into_value())
     };
     Ok(match v {
+        CapValue::Rows(set) => {
+            let names: Vec<&str> = set.columns.iter().map(String::as_str).collect();
+            let mut rows = Rows::new(ctx);
+            for r in &set.rows {
+                rows.push(&names, &Row::of_values(r))?;
+            }
+            rows.finish()?
+        }
         CapValue::Json(text) => ctx.json_parse(text)?,
         CapValue::Nothing | CapValue::Other(_) => Value::new_undefined(ctx.clone()),
         CapValue::Null => Value::new_null(ctx.clone()),
@@ -227,7 +243,7 @@ struct Calls {
 type CallsData = Static<Rc<Calls>>;
 
 fn call_entry<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let Some(f) = cap::functions().get(args.magic()) else {
+    let Some(f) = cap::functions().get(args.magic() & (STDLIB_BIT - 1)) else {
         return Err(Exception::throw_internal(ctx, "no such capability"));
     };
     match f.reading() {
@@ -242,23 +258,46 @@ fn call_entry<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'j
         .userdata::<CallsData>()
         .ok_or_else(|| Exception::throw_internal(ctx, "capabilities not installed"))?;
     let values: Vec<Value<'js>> = (0..args.len()).map(|i| args.get(ctx, i)).collect();
-    Bound { calls: &calls.0, f }.call(ctx, &values)
+    let origin = origin_of(args.magic() & STDLIB_BIT != 0);
+    Bound {
+        calls: &calls.0,
+        f,
+        origin,
+    }
+    .call(ctx, &values)
+}
+
+/// In a function's magic number, beside its entry's index: it is the
+/// stdlib's `db` (its statements may use the reserved tables). QuickJS
+/// keeps a magic number in 16 bits.
+const STDLIB_BIT: usize = 1 << 14;
+
+fn origin_of(stdlib: bool) -> Origin {
+    if stdlib {
+        Origin::Stdlib
+    } else {
+        Origin::App
+    }
 }
 
 /// One function as bound: what each of its calls needs.
 struct Bound<'c> {
     calls: &'c Calls,
     f: &'static CapFn,
+    origin: Origin,
 }
 
 impl Bound<'_> {
     /// Convert the arguments and start the call with the manifest's hosts
-    /// and allow-list as the app set them.
-    fn start<'js>(
+    /// and allow-list as the app set them. A function that returns a
+    /// query's rows writes those read now through `rows`, returning
+    /// [`CapValue::Nothing`].
+    fn start<'a, 'js>(
         &self,
-        ctx: &Ctx<'js>,
+        ctx: &'a Ctx<'js>,
         args: &[Value<'js>],
         is_async: bool,
+        rows: &mut Option<Rows<'a, 'js>>,
     ) -> rquickjs::Result<Result<Started, CapError>> {
         if self.f.skips() {
             return Ok(Ok(Started::Done(CapValue::Nothing)));
@@ -268,21 +307,51 @@ impl Bound<'_> {
             ArgForm::Text => texts_of(ctx, args)?,
             ArgForm::Json => json_texts_of(ctx, args)?,
         };
-        let registry = self.calls.host.registry.borrow();
+        let host = &self.calls.host;
+        let registry = host.registry.borrow();
         let scope = Scope {
             runtime: Runtime::Js,
             hosts: registry.hosts(),
             env_allow: registry.env_allow(),
             kv: &self.calls.kv,
+            db: Some(&host.db),
+            origin: self.origin,
             is_async,
         };
-        Ok(self.f.start(&scope, args))
+        if !self.f.returns_rows() {
+            return Ok(self.f.start(&scope, args));
+        }
+        let built = rows.insert(Rows::new(ctx));
+        let mut js_error = None;
+        let started = self.f.start_into(&scope, args, &mut |cols, row| {
+            built.push(cols, row).map_err(|e| {
+                js_error = Some(e);
+                DbError::Callback("building the result failed".into())
+            })
+        });
+        match js_error {
+            Some(e) => Err(e),
+            None => Ok(started),
+        }
+    }
+
+    /// What a call that returned at once gives: the rows it wrote, or its value.
+    fn done<'js>(
+        ctx: &Ctx<'js>,
+        v: CapValue,
+        rows: Option<Rows<'_, 'js>>,
+    ) -> rquickjs::Result<Value<'js>> {
+        match rows {
+            Some(rows) if v == CapValue::Nothing => rows.finish(),
+            _ => to_js(ctx, v),
+        }
     }
 
     /// Hull's synchronous form: a job runs here, blocking the worker.
     fn call<'js>(&self, ctx: &Ctx<'js>, args: &[Value<'js>]) -> rquickjs::Result<Value<'js>> {
-        match self.start(ctx, args, false)? {
-            Ok(Started::Done(v)) => to_js(ctx, v),
+        let mut rows = None;
+        match self.start(ctx, args, false, &mut rows)? {
+            Ok(Started::Done(v)) => Self::done(ctx, v, rows),
             Ok(Started::Job(job)) => result(ctx, cap::job_result(job.run())),
             Err(e) => Err(throw(ctx, &e)),
         }
@@ -294,8 +363,9 @@ impl Bound<'_> {
         ctx: &Ctx<'js>,
         args: &[Value<'js>],
     ) -> rquickjs::Result<Promise<'js>> {
-        match self.start(ctx, args, true) {
-            Ok(Ok(Started::Done(v))) => settled(ctx, to_js(ctx, v)),
+        let mut rows = None;
+        match self.start(ctx, args, true, &mut rows) {
+            Ok(Ok(Started::Done(v))) => settled(ctx, Self::done(ctx, v, rows)),
             Ok(Ok(Started::Job(job))) => self.calls.host.await_job(ctx, job, finish),
             Ok(Err(e)) => settled(ctx, Err(throw(ctx, &e))),
             Err(e) => settled(ctx, Err(e)),
@@ -303,21 +373,37 @@ impl Bound<'_> {
     }
 }
 
-/// The object of one module (its specifier: `hull:kv`).
-fn module<'js>(ctx: &Ctx<'js>, calls: &Rc<Calls>, spec: &str) -> rquickjs::Result<Object<'js>> {
+/// The object of one module (its specifier: `hull:kv`), whose `db`
+/// statements run as `origin`.
+fn module<'js>(
+    ctx: &Ctx<'js>,
+    calls: &Rc<Calls>,
+    spec: &str,
+    origin: Origin,
+) -> rquickjs::Result<Object<'js>> {
     let obj = Object::new(ctx.clone())?;
+    let stdlib = if origin == Origin::Stdlib {
+        STDLIB_BIT
+    } else {
+        0
+    };
     for f in cap::module_functions(spec) {
         let Some(name) = f.js else { continue };
         let qualified = format!("{}.{name}", spec.trim_start_matches("hull:"));
         obj.set(
             name,
-            function_with_magic::<Entries>(ctx, &qualified, f.index())?,
+            function_with_magic::<Entries>(ctx, &qualified, f.index() | stdlib)?,
         )?;
         if f.js_async {
             let calls = calls.clone();
             let name = format!("{name}Async");
             let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-                Bound { calls: &calls, f }.call_async(&ctx, &args.0)
+                Bound {
+                    calls: &calls,
+                    f,
+                    origin,
+                }
+                .call_async(&ctx, &args.0)
             })?
             .with_name(&name)?;
             obj.set(name, func)?;
@@ -344,9 +430,19 @@ pub(crate) fn install<'js>(
         let name = cove_caps::api::module_by_js(spec)
             .map(|m| m.object_name())
             .unwrap_or(spec);
-        objects.set(name, module(ctx, &calls, spec)?)?;
+        objects.set(name, module(ctx, &calls, spec, Origin::App)?)?;
     }
     Ok(())
+}
+
+/// `hull:db`'s functions whose statements may use the reserved tables:
+/// the `db` stdlib modules import (the prelude adds the app's `batch` and
+/// `dialect` to both).
+pub(crate) fn stdlib_db<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let calls = ctx
+        .userdata::<CallsData>()
+        .ok_or_else(|| Exception::throw_internal(ctx, "capabilities not installed"))?;
+    module(ctx, &calls.0, "hull:db", Origin::Stdlib)
 }
 
 /// `hull:metrics`: `counter/gauge/histogram`, one function per kind of

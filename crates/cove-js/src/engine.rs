@@ -22,7 +22,7 @@ use crate::vm::{new_runtime, Budget};
 
 const PRELUDE: &str = include_str!("prelude.js");
 /// The export names of the module objects the prelude returns, in its order.
-const PRELUDE_MODULES: [&str; 2] = ["app", "db"];
+const PRELUDE_MODULES: [&str; 1] = ["app"];
 
 /// Where the app lives and how it is limited.
 pub type JsConfig = ScriptConfig;
@@ -103,7 +103,13 @@ fn install<'js>(
 ) -> rquickjs::Result<(Object<'js>, Object<'js>)> {
     crate::json::register_protos(ctx)?;
     crate::raw::shapes::init(ctx, &crate::req::FIELDS)?;
+    // The capability modules first: the prelude adds `db.batch` and
+    // `db.dialect` to the table's `db`, and to the stdlib's.
+    let objects: NativeObjects = Object::new(ctx.clone())?;
+    crate::caps::install(ctx, host, &shared.kv, &objects)?;
     let raw = crate::globals::raw_object(ctx, host)?;
+    raw.set("db", objects.get::<_, Object>("db")?)?;
+    raw.set("dbStdlib", crate::caps::stdlib_db(ctx)?)?;
     let opts = {
         let mut o = rquickjs::context::EvalOptions::default();
         o.filename = Some(PRELUDE_NAME.into());
@@ -114,7 +120,6 @@ fn install<'js>(
     let setup: Function = ctx.eval_with_options(PRELUDE, opts)?;
     let out: Object = setup.call((raw,))?;
     let modules: rquickjs::Array = out.get("modules")?;
-    let objects: NativeObjects = Object::new(ctx.clone())?;
     for (name, obj) in PRELUDE_MODULES.iter().zip(modules.iter::<Object>()) {
         objects.set(*name, obj?)?;
     }
@@ -123,7 +128,6 @@ fn install<'js>(
         out.get::<_, Object>("stdlibDb")?,
     )?;
     objects.set(crate::bind::COVE_ERROR, out.get::<_, Object>("CoveError")?)?;
-    crate::caps::install(ctx, host, &shared.kv, &objects)?;
     crate::caps::install_console(ctx, &objects)?;
     objects.set("template", crate::template::module(ctx)?)?;
     objects.set("metrics", crate::caps::metrics_module(ctx)?)?;

@@ -59,15 +59,13 @@
   const AsyncFunctionPrototype = getPrototypeOf(async function () {});
   const isThenable = (v) =>
     v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function";
-  const db = {
-    query: raw.dbQuery,
-    exec: raw.dbExec,
-    // Promises that keep the worker free while PostgreSQL answers.
-    queryAsync: raw.dbQueryAsync,
-    execAsync: raw.dbExecAsync,
-    lastId: raw.dbLastId,
-    // "sqlite" or "postgres": for SQL that cannot be written portably.
-    dialect: raw.dbDialect,
+  // `query`, `exec`, `lastId` and the `…Async` forms (promises that keep
+  // the worker free while PostgreSQL answers) are the capability table's
+  // (caps.rs).
+  const db = raw.db;
+  // "sqlite" or "postgres": for SQL that cannot be written portably.
+  db.dialect = raw.dbDialect;
+  Object.assign(db, {
     // `fn` must be synchronous: the transaction cannot stay open across an
     // `await` (the worker runs other requests meanwhile), and committing at
     // the first `await` would leave what follows outside it. An async
@@ -96,7 +94,7 @@
       dbCommit();
       return result;
     },
-  };
+  });
 
   // ---- req / res (Hull §4) --------------------------------------------------
   // A req starts with no own properties: each field is built from the
@@ -181,13 +179,7 @@
 
   // The `db` stdlib modules import (modules.rs): its statements may use the
   // reserved _hull_* tables; the rest is the app's db.
-  const stdlibDb = Object.freeze({
-    __proto__: db,
-    query: raw.dbQueryStdlib,
-    exec: raw.dbExecStdlib,
-    queryAsync: raw.dbQueryAsyncStdlib,
-    execAsync: raw.dbExecAsyncStdlib,
-  });
+  const stdlibDb = Object.freeze(Object.setPrototypeOf(raw.dbStdlib, db));
 
-  return { res, reqProto: Req.prototype, modules: [app, db], stdlibDb, CoveError };
+  return { res, reqProto: Req.prototype, modules: [app], stdlibDb, CoveError };
 })

@@ -13,6 +13,10 @@ pub(crate) struct AppState {
     pub(crate) registry: Registry<Function>,
     pub(crate) manifest_value: Option<Value>,
     pub(crate) config: Option<Value>,
+    /// What capability calls use (caps.rs): kept here so that a call
+    /// finds everything with one app-data lookup.
+    pub(crate) kv: cove_caps::kv::Kv,
+    pub(crate) db: Option<crate::bind::DbCell>,
 }
 
 impl AppState {
@@ -22,6 +26,8 @@ impl AppState {
             registry: Registry::default(),
             manifest_value: None,
             config: None,
+            kv: cove_caps::kv::Kv::default(),
+            db: None,
         }
     }
 }

@@ -20,12 +20,14 @@
 use std::ffi::c_int;
 
 use mlua::{Lua, MultiValue, Table, Value};
+use smallvec::SmallVec;
 
 use cove_caps::app_metrics::{self, Kind as MetricKind, Metric};
 use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::json::{JsonError, JsonOp};
 use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
+use cove_db::{DbError, Origin, Row};
 
 use crate::app_api::AppState;
 use crate::bind::raising;
@@ -45,7 +47,11 @@ fn to_cap(s: &mut Stack<'_>, idx: c_int, depth: usize) -> CapValue {
         View::Int(n) => CapValue::Int(n),
         View::Float(n) => CapValue::Num(n),
         View::Str(b) => CapValue::Str(b.to_vec()),
-        View::Table if depth < MAX_DEPTH => table_to_cap(s, idx, depth + 1),
+        View::Table if depth < MAX_DEPTH => {
+            // A query's result kept packed (raw/rows.rs) is read as its rows.
+            crate::raw::rows::unpack(s, idx);
+            table_to_cap(s, idx, depth + 1)
+        }
         View::Table => CapValue::Other("table"),
         View::Function => CapValue::Other("function"),
         View::Thread => CapValue::Other("thread"),
@@ -53,46 +59,57 @@ fn to_cap(s: &mut Stack<'_>, idx: c_int, depth: usize) -> CapValue {
     }
 }
 
-/// A sequence (keys 1..n, n > 0) is a list; any other table a record of its
-/// string and integer keys. Each value is read once (reading a sequence's
-/// items again would make nesting cost twice per level).
+/// A table whose keys are all positive integers is a list, up to its
+/// largest key, a missing item `nil`: `{a, nil, c}` as written, whatever
+/// border `#` picks (a table sparser than that, `{[1000] = x}`, is a
+/// record). Any other table is a record of its string and integer keys.
+/// Each value is read once (reading a sequence's items again would make
+/// nesting cost twice per level).
 fn table_to_cap(s: &mut Stack<'_>, t: c_int, depth: usize) -> CapValue {
     let len = s.raw_len(t);
-    let mut fields = Vec::new();
-    let mut index = Vec::new();
-    let mut count = 0;
+    // Each value, and apart its integer key or its name (a name is made
+    // only for a string key: a list's keys need no text, and its values
+    // are the list as read, in order).
+    let mut keys: SmallVec<[Result<i64, String>; 8]> = SmallVec::new();
+    let mut values = Vec::with_capacity(len);
+    let mut other_keys = false;
     let _ = s.entries(t, |s, k, v| {
-        count += 1;
-        let name = match s.view(k) {
-            View::Str(b) => String::from_utf8_lossy(b).into_owned(),
-            View::Int(n) => {
-                index.push((n, fields.len()));
-                n.to_string()
+        let key = match s.view(k) {
+            View::Int(n) => Ok(n),
+            View::Str(b) => Err(String::from_utf8_lossy(b).into_owned()),
+            _ => {
+                other_keys = true;
+                return Ok::<(), ()>(());
             }
-            _ => return Ok::<(), ()>(()),
         };
-        let value = to_cap(s, v, depth);
-        fields.push((name, value));
+        keys.push(key);
+        values.push(to_cap(s, v, depth));
         Ok(())
     });
-    let sequence = len > 0 && count == len && index.len() == len;
-    if sequence {
-        index.sort_unstable();
-        if index
-            .iter()
-            .enumerate()
-            .all(|(i, &(n, _))| n == i as i64 + 1)
-        {
-            let mut slots: Vec<Option<CapValue>> =
-                fields.into_iter().map(|(_, v)| Some(v)).collect();
-            let items = index
-                .iter()
-                .map(|&(_, at)| slots[at].take().unwrap_or(CapValue::Nothing))
-                .collect();
-            return CapValue::List(items);
+    let count = values.len();
+    let mut last = 0;
+    let positive = keys.iter().all(|k| match k {
+        Ok(n) if *n >= 1 => {
+            last = last.max(*n as usize);
+            true
+        }
+        _ => false,
+    });
+    if count == 0 || other_keys || !positive || last > len.max(4 * count + 16) {
+        let named = |k: Result<i64, String>| k.map_or_else(|name| name, |n| n.to_string());
+        let fields = keys.into_iter().map(named).zip(values);
+        return CapValue::Record(fields.collect());
+    }
+    if last == count && keys.iter().enumerate().all(|(i, k)| *k == Ok(i as i64 + 1)) {
+        return CapValue::List(values);
+    }
+    let mut items = vec![CapValue::Nothing; last];
+    for (k, v) in keys.into_iter().zip(values) {
+        if let Ok(n) = k {
+            items[n as usize - 1] = v;
         }
     }
-    CapValue::Record(fields)
+    CapValue::List(items)
 }
 
 /// A scalar argument as it is (strings, numbers, booleans, nil); `None`
@@ -181,28 +198,46 @@ fn finish(lua: &Lua, out: JobOutput) -> mlua::Result<Result<MultiValue, String>>
     }
 }
 
-/// Calls `f` with the manifest's hosts and allow-list as the app set them.
-fn with_scope<R>(lua: &Lua, kv: &Kv, f: impl FnOnce(&Scope) -> R) -> R {
+/// Calls `f` with the manifest's hosts and allow-list as the app set them,
+/// the shared kv store, and the worker's database connection, its
+/// statements run as `origin`: all from the one app-data entry (each
+/// lookup of one costs ~120 instructions; three did, measured).
+fn with_scope<R>(lua: &Lua, origin: Origin, f: impl FnOnce(&Scope) -> R) -> R {
     let state = lua.app_data_ref::<AppState>();
     let scope = Scope {
         runtime: Runtime::Lua,
         hosts: state.as_ref().map_or(&[], |s| s.registry.hosts()),
         env_allow: state.as_ref().and_then(|s| s.registry.env_allow()),
-        kv,
+        kv: state.as_ref().map_or(&*LOCAL, |s| &s.kv),
+        db: state.as_ref().and_then(|s| s.db.as_ref()),
+        origin,
         is_async: false,
     };
     f(&scope)
 }
 
-/// The entry whose index in `cap::functions()` is upvalue 1.
-fn entry_of(s: &Stack<'_>) -> Option<&'static CapFn> {
+/// Upvalue 1 of a C function: its entry's index in `cap::functions()`,
+/// with the stdlib's origin as bit 32.
+const STDLIB_BIT: i64 = 1 << 32;
+
+fn origin_of(stdlib: bool) -> Origin {
+    if stdlib {
+        Origin::Stdlib
+    } else {
+        Origin::App
+    }
+}
+
+/// The entry and origin upvalue 1 names.
+fn entry_of(s: &Stack<'_>) -> Option<(&'static CapFn, Origin)> {
     let i = s.int_at(upvalue(1))?;
-    cap::functions().get(usize::try_from(i).ok()?)
+    let f = cap::functions().get(usize::try_from(i & (STDLIB_BIT - 1)).ok()?)?;
+    Some((f, origin_of(i & STDLIB_BIT != 0)))
 }
 
 /// The reading whose index in `cap::functions()` is upvalue 1.
 fn reading_of(s: &Stack<'_>) -> Option<Reading> {
-    entry_of(s)?.reading()
+    entry_of(s)?.0.reading()
 }
 
 /// A reading of a number.
@@ -237,7 +272,7 @@ impl CText for ReadText {
 struct Now;
 impl CFn for Now {
     fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
-        let f = entry_of(s).ok_or("internal error: not a capability")?;
+        let (f, origin) = entry_of(s).ok_or("internal error: not a capability")?;
         if f.skips() {
             return Ok(0);
         }
@@ -248,15 +283,64 @@ impl CFn for Now {
                 .collect::<Result<_, _>>()?,
             _ => (1..=s.top()).map(|i| to_cap(s, i, 0)).collect(),
         };
-        let out = {
-            let shared = lua.app_data_ref::<cove_caps::Shared>();
-            let kv = shared.as_ref().map(|s| &s.kv);
-            with_scope(lua, kv.unwrap_or(&LOCAL), |scope| f.call(scope, args))
-        };
-        match out {
-            Ok(v) => s.lifted(|s| push_results(s, v))?.map_err(|e| coded(lua, e)),
+        // Past the heap cap, the call's name says which one it was.
+        let over = |e: String| format!("{}.{}: {e}", module_name(f), f.lua.unwrap_or_default());
+        if f.returns_rows() {
+            return s
+                .lifted(|s| push_rows_of(s, f, origin, args))
+                .map_err(over)?
+                .map_err(|e| coded(lua, e));
+        }
+        match with_scope(lua, origin, |scope| f.call(scope, args)) {
+            // A number or a boolean takes a slot a C function has (Lua
+            // keeps 20 free for it) and allocates nothing: no need to lift
+            // the cap (~200 instructions, measured on `db.exec`).
+            Ok(CapValue::Int(n)) => {
+                s.push_int(n);
+                Ok(1)
+            }
+            Ok(CapValue::Bool(b)) => {
+                s.push_bool(b);
+                Ok(1)
+            }
+            Ok(v) => s
+                .lifted(|s| push_results(s, v))
+                .map_err(over)?
+                .map_err(|e| coded(lua, e)),
             Err(e) => Err(coded(lua, e)),
         }
+    }
+}
+
+/// The module's name as scripts write it (`db`, `json`).
+fn module_name(f: &CapFn) -> &'static str {
+    f.module.trim_start_matches("hull:")
+}
+
+/// Call `f`, which returns a query's rows, writing them through the packed
+/// result's builder (raw/rows.rs) as the database reads them.
+fn push_rows_of(
+    s: &mut Lifted<'_, '_>,
+    f: &'static CapFn,
+    origin: Origin,
+    args: Vec<CapValue>,
+) -> Result<c_int, CapError> {
+    let lua = s.lua();
+    let mut refused = None;
+    let outcome = crate::raw::rows::query(s, |each_row| {
+        match with_scope(lua, origin, |scope| f.start_into(scope, args, each_row)) {
+            Ok(Started::Done(_)) => Ok(()),
+            Ok(Started::Job(_)) => Err(DbError::Callback("a query that waits, called here".into())),
+            Err(e) => {
+                refused = Some(e);
+                Err(DbError::Callback(String::new()))
+            }
+        }
+    });
+    match (outcome, refused) {
+        (Ok(()), _) => Ok(1),
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(e.cap("db.query failed")),
     }
 }
 
@@ -279,6 +363,15 @@ fn push_results(s: &mut Lifted<'_, '_>, v: CapValue) -> Result<c_int, CapError> 
 
 fn push_cap(s: &mut Lifted<'_, '_>, v: CapValue) -> Result<(), CapError> {
     match v {
+        CapValue::Rows(set) => {
+            let names: Vec<&str> = set.columns.iter().map(String::as_str).collect();
+            crate::raw::rows::query(s, |each_row| {
+                set.rows
+                    .iter()
+                    .try_for_each(|r| each_row(&names, &Row::of_values(r)))
+            })
+            .map_err(|e| e.cap("db.query failed"))?
+        }
         CapValue::Json(text) => {
             crate::json::decode_onto(s, &text).map_err(|e| cap::json_failed(JsonOp::Decode, e))?
         }
@@ -316,9 +409,14 @@ fn push_record<K: AsRef<str>>(
     Ok(())
 }
 
-/// A plain C function closing over the entry's index.
-fn c_function(lua: &Lua, f: &'static CapFn) -> mlua::Result<mlua::Function> {
-    let index = f.index() as i64;
+/// A plain C function closing over the entry's index and origin.
+fn c_function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua::Function> {
+    let stdlib = if origin == Origin::Stdlib {
+        STDLIB_BIT
+    } else {
+        0
+    };
+    let index = f.index() as i64 | stdlib;
     crate::raw::exec(lua, (), |s| {
         s.push_int(index);
         match f.reading() {
@@ -329,12 +427,11 @@ fn c_function(lua: &Lua, f: &'static CapFn) -> mlua::Result<mlua::Function> {
     })
 }
 
-fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Function> {
-    let kv = kv.clone();
-    if f.can_wait(&kv) {
+fn function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua::Function> {
+    if with_scope(lua, origin, |s| f.can_wait(s)) {
         slow_function(lua, move |lua, args| {
             let args = args_in_form(lua, f, args)?;
-            match with_scope(lua, &kv, |s| f.start(s, args)) {
+            match with_scope(lua, origin, |s| f.start(s, args)) {
                 Ok(Started::Done(v)) => results(lua, v).map(Start::Done),
                 Ok(Started::Job(job)) => Ok(Start::Job(job, finish)),
                 Err(e) => Err(mlua::Error::runtime(coded(lua, e))),
@@ -347,30 +444,28 @@ fn function(lua: &Lua, f: &'static CapFn, kv: &Kv) -> mlua::Result<mlua::Functio
                 return Ok(MultiValue::new());
             }
             let args = args_in_form(lua, f, args)?;
-            match with_scope(lua, &kv, |s| f.call(s, args)) {
+            match with_scope(lua, origin, |s| f.call(s, args)) {
                 Ok(v) => results(lua, v),
                 Err(e) => Err(mlua::Error::runtime(coded(lua, e))),
             }
         })
     } else {
-        c_function(lua, f)
+        c_function(lua, f, origin)
     }
-}
-
-/// The shared store the app's VMs use.
-fn shared_kv(lua: &Lua) -> Kv {
-    lua.app_data_ref::<cove_caps::Shared>()
-        .map(|s| s.kv.clone())
-        .unwrap_or_default()
 }
 
 /// The table of one module (its JS specifier: `hull:kv`).
 pub(crate) fn module(lua: &Lua, spec: &str) -> mlua::Result<Table> {
-    let kv = shared_kv(lua);
+    module_as(lua, spec, Origin::App)
+}
+
+/// The table of one module whose `db` statements run as `origin` (the
+/// stdlib's `db`: modules.rs).
+pub(crate) fn module_as(lua: &Lua, spec: &str, origin: Origin) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     for f in cap::module_functions(spec) {
         if let Some(name) = f.lua {
-            t.raw_set(name, function(lua, f, &kv)?)?;
+            t.raw_set(name, function(lua, f, origin)?)?;
         }
     }
     Ok(t)
@@ -506,6 +601,36 @@ mod tests {
         );
         assert_eq!(got[7], CapValue::Record(vec![]));
         assert_eq!(got[8], CapValue::Other("function"));
+    }
+
+    /// A table whose keys are all positive integers is a list up to its
+    /// largest key, holes `nil`, whatever border `#` picks; one sparser
+    /// than that, or with a key of another kind, is a record.
+    #[test]
+    fn integer_keyed_tables_are_lists_with_holes() {
+        let lua = Lua::new();
+        let args: MultiValue = lua
+            .load(
+                r#"local t = {}; t[3] = "c"; t[1] = "a"
+                return {"x", nil, "z", nil, nil}, t, {[1000] = 1}, {[1] = 1, [1.5] = 2}"#,
+            )
+            .eval()
+            .unwrap();
+        let got = args_of(&lua, args).unwrap();
+        let s = |v: &str| CapValue::Str(v.as_bytes().to_vec());
+        assert_eq!(
+            got[0],
+            CapValue::List(vec![s("x"), CapValue::Nothing, s("z")])
+        );
+        assert_eq!(
+            got[1],
+            CapValue::List(vec![s("a"), CapValue::Nothing, s("c")])
+        );
+        assert_eq!(
+            got[2],
+            CapValue::Record(vec![("1000".into(), CapValue::Int(1))])
+        );
+        assert!(matches!(got[3], CapValue::Record(_)), "{:?}", got[3]);
     }
 
     /// Scalars alone take the short path; the values are what the view

@@ -100,7 +100,10 @@ impl LuaEngine {
         db.set_group_commit(config.group_commit);
         let db: DbCell = SharedDb::new(db);
         lua.set_app_data(db.clone());
-        lua.set_app_data(AppState::new(config.files.clone()));
+        let mut state = AppState::new(config.files.clone());
+        state.kv = shared.kv.clone();
+        state.db = Some(db.clone());
+        lua.set_app_data(state);
         lua.set_app_data(shared.clone());
         let suspend = suspend::install(&lua).map_err(|e| describe(&e))?;
         let (dispatch, current, req_meta, res) =

@@ -14,8 +14,6 @@ mod caps;
 #[forbid(unsafe_code)]
 mod db;
 #[forbid(unsafe_code)]
-mod db_wait;
-#[forbid(unsafe_code)]
 mod engine;
 #[forbid(unsafe_code)]
 mod error;

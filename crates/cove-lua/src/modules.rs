@@ -156,11 +156,8 @@ fn stdlib_env(lua: &Lua) -> mlua::Result<Table> {
     }
     let globals = lua.globals();
     let app_db: Table = globals.raw_get("db")?;
-    let (query, exec) = crate::db::stdlib_functions(lua)?;
-    // query/exec of its own; last_id, batch and dialect are the app's.
-    let db = lua.create_table()?;
-    db.raw_set("query", query)?;
-    db.raw_set("exec", exec)?;
+    // The table's db functions of its own; batch and dialect are the app's.
+    let db = crate::caps::module_as(lua, "hull:db", cove_db::Origin::Stdlib)?;
     let db_meta = lua.create_table()?;
     db_meta.raw_set("__index", app_db)?;
     db.set_metatable(Some(db_meta))?;

@@ -32,29 +32,25 @@ local resume = raw.co_resume
 coroutine.resume = function(...) return checked(resume(...)) end
 coroutine.wrap = raw.co_wrap
 
-db = {
-  query = raw.db_query,
-  exec = raw.db_exec,
-  last_id = raw.db_last_id,
-  -- "sqlite" or "postgres": for SQL that cannot be written portably.
-  dialect = raw.db_dialect,
-  batch = function(fn)
-    local ok, e = raw.db_begin()
-    if not ok then
-      error(e, 2)
-    end
-    local res = pack(raw_pcall(fn))
-    if not res[1] then
-      raw.db_rollback()
-      error(res[2], 0)
-    end
-    ok, e = raw.db_commit()
-    if not ok then
-      error(e, 2)
-    end
-    return unpack(res, 2, res.n)
-  end,
-}
+-- `db.query/exec/last_id` are the capability table's (caps.rs).
+-- "sqlite" or "postgres": for SQL that cannot be written portably.
+db.dialect = raw.db_dialect
+db.batch = function(fn)
+  local ok, e = raw.db_begin()
+  if not ok then
+    error(e, 2)
+  end
+  local res = pack(raw_pcall(fn))
+  if not res[1] then
+    raw.db_rollback()
+    error(res[2], 0)
+  end
+  ok, e = raw.db_commit()
+  if not ok then
+    error(e, 2)
+  end
+  return unpack(res, 2, res.n)
+end
 
 require = wrap(raw.require)
 

@@ -54,13 +54,6 @@ pub(crate) struct Suspended {
     finish: Finish,
 }
 
-/// The output of a job that made a `T`; a mismatch is an internal error.
-pub(crate) fn output<T: 'static>(out: JobOutput) -> Result<T, String> {
-    out.downcast::<T>()
-        .map(|b| *b)
-        .map_err(|_| "the background job failed".to_string())
-}
-
 /// Per-VM suspension state, kept in the Lua app data.
 pub(crate) struct Suspend {
     /// The coroutine of the handler running now (its address), or null.

@@ -16,15 +16,14 @@ use crate::res::{data_arg, socket_command, socket_event};
 /// The connection `ws:{api}` was called on: the `id` field of argument 1,
 /// read raw (no metamethod runs) with the key from upvalue 1.
 fn conn_id(s: &mut Stack<'_>, api: &str) -> Result<u64, String> {
-    let id = match s.arg_table(1) {
-        Some(_) => {
-            s.push_value(upvalue(1));
-            s.raw_get(1);
-            let id = s.int_at(-1);
-            s.pop(1);
-            id
-        }
-        None => None,
+    let id = if s.top() >= 1 && s.is_table(1) {
+        s.push_value(upvalue(1));
+        s.raw_get(1);
+        let id = s.int_at(-1);
+        s.pop(1);
+        id
+    } else {
+        None
     };
     id.and_then(|n| u64::try_from(n).ok()).ok_or_else(|| {
         format!("ws:{api}: call it on a connection's ws object, with a colon: ws:{api}(...)")

@@ -1,62 +1,45 @@
 //! `hull:db` (Lua global `db`) and `hull:json` (Lua global `json`, also
-//! `require("hull.json")`). Bindings: db by each runtime
-//! (crates/cove-lua/src/prelude.lua, db.rs; crates/cove-js/src/prelude.js,
-//! db.rs); json through the capability table (crate::cap, its functions
-//! crate::json `FUNCTIONS`).
+//! `require("hull.json")`), both bound through the capability table
+//! (crate::cap; their functions crate::db and crate::json `FUNCTIONS`);
+//! `db.batch` is built by each runtime's prelude over the batch steps.
 //!
 //! `db.dialect` is a string field ("sqlite" or "postgres"), not a
 //! function: a module has no fields in the catalog, so the module doc
 //! names it.
 
 use super::types::TypeDef;
-use super::{opt, p, Module, Sig, Ty};
+use super::{p, Module, Sig, Ty};
 
-const ROWS: Ty = Ty::List(&Ty::Named("Row"));
-const PARAMS: Ty = Ty::List(&Ty::Any);
-
-const DB_FUNCTIONS: &[Sig] = &[
-    Sig::both(
-        "query",
-        &[p("sql", Ty::Str), opt("params", PARAMS)],
-        ROWS,
-        "run one statement with ? placeholders and return its rows (none: an empty list)",
-    )
-    .slow(),
-    Sig::js_only(
-        "queryAsync",
-        &[p("sql", Ty::Str), opt("params", PARAMS)],
-        Ty::Promise(&ROWS),
-        "db.query as a promise: the worker serves other requests while PostgreSQL answers",
-    )
-    .slow(),
-    Sig::both(
-        "exec",
-        &[p("sql", Ty::Str), opt("params", PARAMS)],
-        Ty::Int,
-        "run a statement that changes data and return how many rows it changed (without params: several statements)",
-    )
-    .slow(),
-    Sig::js_only(
-        "execAsync",
-        &[p("sql", Ty::Str), opt("params", PARAMS)],
-        Ty::Promise(&Ty::Int),
-        "db.exec as a promise: the worker serves other requests while PostgreSQL answers",
-    )
-    .slow(),
-    Sig::named(
-        "last_id",
-        "lastId",
-        &[],
-        Ty::Int,
-        "the id of the row the last INSERT on this worker's connection created",
-    ),
-    Sig::both(
+/// `db.*` from the capability table's declarations (crate::db), each that
+/// runs a statement with its JS `…Async` twin; then `db.batch`, which the
+/// preludes build.
+fn db_functions() -> Vec<Sig> {
+    let mut out = Vec::new();
+    for f in crate::db::FUNCTIONS {
+        let sig = Sig::named(f.lua, f.js, f.params, f.ret, f.doc);
+        if !f.runs_sql() {
+            out.push(sig);
+            continue;
+        }
+        out.push(sig.slow());
+        let name = super::tables::leak(vec![format!("{}Async", f.js)])[0].as_str();
+        let doc = super::tables::leak(vec![format!(
+            "db.{} as a promise: the worker serves other requests while PostgreSQL answers",
+            f.js
+        )])[0]
+            .as_str();
+        let ret = Ty::Promise(super::tables::leak(vec![f.ret]).first().expect("ret"));
+        out.push(Sig::js_only(name, f.params, ret, doc).slow());
+    }
+    const BATCH: &[super::Param] = &[p("fn", Ty::Fn)];
+    out.push(Sig::both(
         "batch",
-        &[p("fn", Ty::Fn)],
+        BATCH,
         Ty::Any,
         "run fn in a transaction: commit if it returns, roll back and re-raise if it raises; returns what fn returns (JS: fn must be synchronous)",
-    ),
-];
+    ));
+    out
+}
 
 const DB_TYPES: &[TypeDef] = &[TypeDef {
     name: "Row",
@@ -75,7 +58,7 @@ pub(super) fn db() -> Module {
         private: false,
         default_export: false,
         doc: "The app's SQL database (SQLite or PostgreSQL); db.dialect is the string \"sqlite\" or \"postgres\"",
-        functions: DB_FUNCTIONS.to_vec(),
+        functions: db_functions(),
         types: DB_TYPES,
     }
 }

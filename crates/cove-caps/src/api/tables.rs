@@ -25,7 +25,7 @@ const KEY_PAIR_TYPE: super::TypeDef = super::TypeDef {
 
 /// Leak a list built at start-up into the `'static` the catalog holds
 /// (once per process: the catalog is built once).
-fn leak<T>(v: Vec<T>) -> &'static [T] {
+pub(super) fn leak<T>(v: Vec<T>) -> &'static [T] {
     Vec::leak(v)
 }
 

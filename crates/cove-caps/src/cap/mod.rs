@@ -14,14 +14,17 @@
 //! runtime writes it (log), or JSON text as the runtime encodes it (json);
 //! a result may be JSON text the binding decodes ([`CapValue::Json`]).
 //!
-//! `db`, `template` and `req`/`res` are the app model itself, bound by each
-//! runtime: they read or build the runtime's own values in place (rows,
-//! pages, the response), where a copy into [`CapValue`] would cost what the
-//! benchmarks measure. The catalog declares them too, and
+//! `db`'s statements go through the table too (db.rs): a query's rows are
+//! written into the runtime's own result builder ([`CapFn::start_into`]),
+//! not copied through a [`CapValue`]. `template` and `req`/`res` are the
+//! app model itself, bound by each runtime: they read or build the
+//! runtime's own values in place (pages, the response, handler functions,
+//! which no [`CapValue`] carries). The catalog declares them too, and
 //! crates/cove/tests/api_catalog.rs checks that each runtime exposes
 //! exactly those.
 
 mod crypto;
+mod db;
 mod env;
 mod http;
 mod json;
@@ -41,6 +44,7 @@ use crate::kv::Kv;
 use crate::log::Level;
 pub use crate::time::Reading;
 
+pub use db::EachRow;
 pub use value::{CapValue, Runtime};
 
 /// What a capability function needs from where it is called.
@@ -52,6 +56,11 @@ pub struct Scope<'a> {
     /// The manifest's `env` allow-list (`None`: not declared).
     pub env_allow: Option<&'a [String]>,
     pub kv: &'a Kv,
+    /// The worker's database connection (`None`: a VM without one).
+    pub db: Option<&'a cove_db::SharedDb>,
+    /// Whose statements `db.*` runs: the app's, or the stdlib's (its own
+    /// `db`, bound with the right to the reserved tables).
+    pub origin: cove_db::Origin,
     /// Called as JS's `…Async` form (errors name it so).
     pub is_async: bool,
 }
@@ -89,6 +98,7 @@ enum Kind {
     Time(&'static crate::time::TimeFn),
     Log(Level),
     Json(&'static crate::json::JsonFn),
+    Db(&'static crate::db::DbFn),
 }
 
 /// How a binding hands an entry its arguments.
@@ -144,14 +154,29 @@ impl CapFn {
     }
 
     /// Whether a call can wait (a Lua binding makes it a suspending
-    /// function): always for the network, for kv only on Redis.
-    pub fn can_wait(&self, kv: &Kv) -> bool {
+    /// function): always for the network, for kv only on Redis, for a
+    /// statement only on PostgreSQL.
+    pub fn can_wait(&self, scope: &Scope) -> bool {
         match self.kind {
             Kind::Crypto(f) => f.slow,
-            Kind::Kv(_) => !kv.is_local(),
+            Kind::Kv(_) => !scope.kv.is_local(),
             Kind::Http(_) | Kind::SmtpSend => true,
+            Kind::Db(f) => {
+                f.runs_sql()
+                    && scope
+                        .db
+                        .is_some_and(|db| db.borrow().dialect() == cove_db::Dialect::Postgres)
+            }
             Kind::EnvGet | Kind::Time(_) | Kind::Log(_) | Kind::Json(_) => false,
         }
+    }
+
+    /// Whether its result is a query's rows: a binding gives
+    /// [`CapFn::start_into`] its own result builder (on SQLite the rows are
+    /// written there as the database reads them; copied into a
+    /// [`CapValue::Rows`] a 20-row result cost thousands of instructions).
+    pub fn returns_rows(&self) -> bool {
+        matches!(self.kind, Kind::Db(f) if f.op == crate::db::DbOp::Query)
     }
 
     /// A function of no arguments that needs no scope: bindings call it
@@ -205,6 +230,22 @@ impl CapFn {
             })),
             Kind::Log(level) => log::write(level, &args),
             Kind::Json(f) => json::start(f, scope, args),
+            Kind::Db(f) => db::start(f, scope, args, None),
+        }
+    }
+
+    /// [`CapFn::start`] for a function that [`returns_rows`](CapFn::returns_rows):
+    /// rows read now go to `each_row` and the result is
+    /// [`CapValue::Nothing`]; a job's output is still a [`CapValue::Rows`].
+    pub fn start_into(
+        &self,
+        scope: &Scope,
+        args: Vec<CapValue>,
+        each_row: EachRow<'_>,
+    ) -> Result<Started, CapError> {
+        match self.kind {
+            Kind::Db(f) => db::start(f, scope, args, Some(each_row)),
+            _ => self.start(scope, args),
         }
     }
 
@@ -273,6 +314,13 @@ pub fn functions() -> &'static [CapFn] {
             js: Some(f.name),
             js_async: false,
             kind: Kind::Json(f),
+        }));
+        all.extend(crate::db::FUNCTIONS.iter().map(|f| CapFn {
+            module: "hull:db",
+            lua: Some(f.lua),
+            js: Some(f.js),
+            js_async: f.runs_sql(),
+            kind: Kind::Db(f),
         }));
         all.extend(crate::log::FUNCTIONS.iter().map(|&(name, level, _)| CapFn {
             module: "hull:log",

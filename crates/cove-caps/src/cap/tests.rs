@@ -6,6 +6,8 @@ fn scope(runtime: Runtime, kv: &Kv) -> Scope<'_> {
         hosts: &[],
         env_allow: None,
         kv,
+        db: None,
+        origin: cove_db::Origin::App,
         is_async: false,
     }
 }
@@ -48,6 +50,7 @@ fn every_function_is_in_the_catalog_under_its_names() {
             "hull:env",
             "hull:time",
             "hull:json",
+            "hull:db",
             "hull:log"
         ]
     );
@@ -60,6 +63,11 @@ fn every_catalog_function_of_a_bound_module_is_in_the_table() {
     for spec in modules() {
         let m = crate::api::module_by_js(spec).expect(spec);
         for sig in &m.functions {
+            // A function taking a function (`db.batch`) is its prelude's:
+            // no capability value carries one.
+            if sig.params.iter().any(|p| p.ty == crate::sig::Ty::Fn) {
+                continue;
+            }
             let bound = module_functions(spec).any(|f| {
                 (sig.lua.is_none() || sig.lua == f.lua)
                     && (sig.js == f.js
@@ -163,7 +171,7 @@ fn kv_reads_whole_js_numbers_as_integers() {
         "{}",
         bad.message
     );
-    assert!(!get.can_wait(&kv));
+    assert!(!get.can_wait(&scope(Runtime::Lua, &kv)));
 }
 
 #[test]
@@ -191,7 +199,7 @@ fn http_checks_its_arguments_before_the_manifest() {
     );
     let e = err(get.call(&lua, vec![url]));
     assert_eq!(e.code, "http.not_configured");
-    assert!(get.can_wait(&kv));
+    assert!(get.can_wait(&scope(Runtime::Lua, &kv)));
 }
 
 #[test]
@@ -273,4 +281,141 @@ fn json_hands_the_text_through_and_names_a_wrong_argument() {
         (e.code, e.message.as_str()),
         ("json.encode", "json.encode: x")
     );
+}
+
+/// A scope over a fresh in-memory SQLite database.
+fn with_db<R>(runtime: Runtime, f: impl for<'a> FnOnce(&'a dyn Fn(Origin) -> Scope<'a>) -> R) -> R {
+    use cove_db::{Db, SharedDb, WriteLock};
+    let kv = Kv::local();
+    let db = SharedDb::new(
+        Db::open(std::path::Path::new(":memory:"), WriteLock::default()).expect("memory db"),
+    );
+    let make = |origin| Scope {
+        db: Some(&db),
+        origin,
+        ..scope(runtime, &kv)
+    };
+    f(&make)
+}
+
+use cove_db::Origin;
+
+fn s(text: &str) -> CapValue {
+    CapValue::Str(text.as_bytes().to_vec())
+}
+
+#[test]
+fn db_statements_bind_their_parameters_and_return_rows_or_counts() {
+    let (query, exec) = (find("hull:db", "query"), find("hull:db", "exec"));
+    with_db(Runtime::Lua, |scope| {
+        let app = scope(Origin::App);
+        let made = exec.call(&app, vec![s("CREATE TABLE t (a, b, c)")]);
+        assert_eq!(made, Ok(CapValue::Int(0)));
+        let params = CapValue::List(vec![
+            CapValue::Int(1),
+            CapValue::Nothing,
+            CapValue::Bool(true),
+        ]);
+        let insert = vec![s("INSERT INTO t VALUES (?, ?, ?)"), params];
+        assert_eq!(exec.call(&app, insert), Ok(CapValue::Int(1)));
+        assert_eq!(
+            find("hull:db", "last_id").call(&app, vec![]),
+            Ok(CapValue::Int(1))
+        );
+        let CapValue::Rows(set) = query.call(&app, vec![s("SELECT a, b, c FROM t")]).unwrap()
+        else {
+            panic!("rows")
+        };
+        use cove_db::Value as V;
+        assert_eq!(set.columns, ["a", "b", "c"]);
+        assert_eq!(set.rows, [vec![V::Integer(1), V::Null, V::Integer(1)]]);
+        // With the binding's builder the rows go there, as they are read.
+        let mut seen = Vec::new();
+        let started = query
+            .start_into(&app, vec![s("SELECT a FROM t")], &mut |cols, row| {
+                seen.push((cols.join(","), row.get(0).into()));
+                Ok(())
+            })
+            .unwrap();
+        assert!(matches!(started, Started::Done(CapValue::Nothing)));
+        assert_eq!(seen, [("a".to_string(), V::Integer(1))]);
+    });
+}
+
+#[test]
+fn db_mistakes_are_argument_errors_in_each_runtimes_words() {
+    let query = find("hull:db", "query");
+    with_db(Runtime::Lua, |scope| {
+        let app = scope(Origin::App);
+        let e = query.call(&app, vec![CapValue::Nothing]).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("db.argument", "db.query: the SQL must be a string, got nil")
+        );
+        let e = query.call(&app, vec![s("SELECT ?"), s("x")]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "db.query: parameters must be a table (an array of values), got string"
+        );
+        let nested = CapValue::List(vec![CapValue::List(vec![])]);
+        let e = query.call(&app, vec![s("SELECT ?"), nested]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "db.query: parameter 1 is a table; pass strings, numbers, booleans or nil"
+        );
+        // An empty table is no parameters.
+        let none = CapValue::Record(vec![]);
+        assert!(query.call(&app, vec![s("SELECT 1 AS x"), none]).is_ok());
+    });
+    with_db(Runtime::Js, |scope| {
+        let app = Scope {
+            is_async: true,
+            ..scope(Origin::App)
+        };
+        let e = query.call(&app, vec![s("SELECT ?"), s("x")]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "db.queryAsync: params must be an array, got string"
+        );
+        let e = query
+            .call(
+                &app,
+                vec![
+                    s("SELECT ?"),
+                    CapValue::List(vec![CapValue::Record(vec![])]),
+                ],
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "db.queryAsync: parameter 1 is object; pass strings, numbers, booleans, null or an ArrayBuffer/Uint8Array"
+        );
+    });
+}
+
+#[test]
+fn only_the_stdlibs_origin_reaches_the_reserved_tables() {
+    let (query, exec) = (find("hull:db", "query"), find("hull:db", "exec"));
+    with_db(Runtime::Lua, |scope| {
+        let made = exec.call(&scope(Origin::Stdlib), vec![s("CREATE TABLE _hull_x (a)")]);
+        assert_eq!(made, Ok(CapValue::Int(0)));
+        let read = || vec![s("SELECT a FROM _hull_x")];
+        assert!(query.call(&scope(Origin::Stdlib), read()).is_ok());
+        let refused = query.call(&scope(Origin::App), read()).unwrap_err();
+        assert_eq!(refused.code, "db.reserved");
+    });
+}
+
+#[test]
+fn a_statement_waits_only_on_postgres() {
+    let (query, last_id) = (find("hull:db", "query"), find("hull:db", "last_id"));
+    with_db(Runtime::Lua, |scope| {
+        assert!(!query.can_wait(&scope(Origin::App)));
+        assert!(query.returns_rows() && !last_id.returns_rows());
+    });
+    let kv = Kv::local();
+    let e = query
+        .call(&scope(Runtime::Lua, &kv), vec![s("SELECT 1")])
+        .unwrap_err();
+    assert_eq!(e.code, "db.unavailable");
 }

@@ -35,6 +35,9 @@ pub enum CapValue {
     Other(&'static str),
     /// Several results: Lua returns them in order, JS an object of them.
     Results(Vec<(&'static str, CapValue)>),
+    /// A query's rows, as a result only: the binding writes them through
+    /// its own result builder (an array of rows keyed by column name).
+    Rows(cove_db::ResultSet),
     /// JSON text, as a result only: the binding returns the value it
     /// holds, decoded by the runtime's rules (Lua: `null` is nil, integers
     /// stay integers; JS: `JSON.parse`).
@@ -55,8 +58,8 @@ impl CapValue {
             CapValue::Str(_) | CapValue::Json(_) => "string",
             CapValue::Bytes(_) if lua => "string",
             CapValue::Bytes(_) => "object",
-            CapValue::List(_) if lua => "table",
-            CapValue::List(_) => "array",
+            CapValue::List(_) | CapValue::Rows(_) if lua => "table",
+            CapValue::List(_) | CapValue::Rows(_) => "array",
             CapValue::Record(_) | CapValue::Results(_) if lua => "table",
             CapValue::Record(_) | CapValue::Results(_) => "object",
             CapValue::Other(name) => name,
@@ -113,6 +116,27 @@ impl CapValue {
                     .map(|(k, v)| (k.to_string(), v.to_json()))
                     .collect(),
             ),
+            CapValue::Rows(set) => J::Array(
+                set.rows
+                    .iter()
+                    .map(|row| {
+                        let cells = set.columns.iter().zip(row);
+                        J::Object(cells.map(|(k, v)| (k.clone(), cell_json(v))).collect())
+                    })
+                    .collect(),
+            ),
         }
+    }
+}
+
+/// A column's value as JSON (text and blobs as text).
+fn cell_json(v: &cove_db::Value) -> serde_json::Value {
+    use cove_db::Value as V;
+    use serde_json::Value as J;
+    match v {
+        V::Null => J::Null,
+        V::Integer(n) => J::from(*n),
+        V::Real(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        V::Text(b) | V::Blob(b) => J::String(String::from_utf8_lossy(b).into()),
     }
 }

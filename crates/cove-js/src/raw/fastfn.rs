@@ -201,7 +201,10 @@ fn new_function<'js, T: Table>(
     let entry: Entry = entry::<T>;
     let raw = ctx.as_raw().as_ptr();
     let name = CString::new(name).map_err(|_| rquickjs::Error::new_from_js("name", "C string"))?;
-    let magic = c_int::try_from(magic).map_err(|_| rquickjs::Error::new_from_js("magic", "int"))?;
+    // QuickJS keeps a function's magic number in 16 bits (truncating more).
+    let magic = i16::try_from(magic)
+        .map(c_int::from)
+        .map_err(|_| rquickjs::Error::new_from_js("magic", "a 16-bit int"))?;
     // SAFETY: QuickJS calls a `generic_magic` function with the magic
     // signature (quickjs.h `JSCFunctionType`); the name is copied.
     unsafe {

@@ -107,12 +107,6 @@ impl Drop for Rows<'_, '_> {
     }
 }
 
-/// The JS value of a column.
-pub(crate) fn column_value<'js>(ctx: &Ctx<'js>, v: ValueRef<'_>) -> rquickjs::Result<Value<'js>> {
-    // SAFETY: `column` returns a new reference, owned by the wrapper.
-    Ok(unsafe { Value::from_raw(ctx.clone(), column(ctx, v)?) })
-}
-
 /// A new reference to the JS value of a column.
 fn column(ctx: &Ctx<'_>, v: ValueRef<'_>) -> rquickjs::Result<qjs::JSValue> {
     let raw = ctx.as_raw().as_ptr();

@@ -56,22 +56,6 @@ pub(crate) enum View<'a, 'js> {
     Other,
 }
 
-impl View<'_, '_> {
-    /// Its type, as messages name it.
-    pub(crate) fn type_name(self) -> &'static str {
-        match self {
-            View::Undefined => "undefined",
-            View::Null => "null",
-            View::Bool(_) => "boolean",
-            View::Int(_) | View::Float(_) => "number",
-            View::Str(_) => "string",
-            View::Object(o) if o.is_array() => "array",
-            View::Object(o) if o.is_function() => "function",
-            View::Symbol | View::Object(_) | View::Other => "object",
-        }
-    }
-}
-
 /// A string value.
 #[derive(Clone, Copy)]
 pub(crate) struct Str<'a, 'js>(&'a Val<'js>);

@@ -382,12 +382,16 @@ pub(super) unsafe fn meta_at(state: *mut ffi::lua_State, idx: c_int) -> Meta {
 }
 
 /// Turn the packed result at `idx` (if it is one) into the plain array of
-/// rows.
-pub(crate) fn unpack(s: &mut Lifted<'_, '_>, idx: c_int) {
+/// rows (a capability's argument, read through the view). The heap cap is
+/// lifted only for a packed result.
+pub(crate) fn unpack(s: &mut super::Stack<'_>, idx: c_int) {
     let idx = s.abs(idx);
-    // SAFETY: the cap is lifted, so nothing raises; the stack is left as
-    // it was (the table stays in its slot).
-    unsafe { unpack_raw(s.state(), idx) }
+    if !s.reserve(4) {
+        return;
+    }
+    // SAFETY: room made; with the cap lifted nothing raises, and the stack
+    // is left as it was (the table stays in its slot).
+    unsafe { unpack_uncapped(s.state(), idx) }
 }
 
 /// Turn the packed result at absolute index `idx` (if it is one) into the

@@ -27,15 +27,6 @@ pub(crate) struct Stack<'l> {
     _frame: PhantomData<fn(&'l ()) -> &'l ()>,
 }
 
-/// An argument of the running function that is a table: arguments are
-/// never popped or replaced, so it stays one for the whole call, and
-/// reading it needs no type check.
-#[derive(Clone, Copy)]
-pub(crate) struct ArgTable<'l> {
-    idx: c_int,
-    _frame: PhantomData<fn(&'l ()) -> &'l ()>,
-}
-
 #[cold]
 #[inline(never)]
 pub(super) fn misuse(what: &str) -> ! {
@@ -243,28 +234,6 @@ impl<'l> Stack<'l> {
         match self.arg(idx) {
             View::Str(b) => Some(b),
             _ => None,
-        }
-    }
-
-    /// Argument `idx` if it is a table.
-    #[inline(always)]
-    pub(crate) fn arg_table(&self, idx: c_int) -> Option<ArgTable<'l>> {
-        (idx >= 1 && idx <= self.base && self.is_table(idx)).then_some(ArgTable {
-            idx,
-            _frame: PhantomData,
-        })
-    }
-
-    /// Push `t[i]` and read it (popped by the caller).
-    #[inline(always)]
-    pub(crate) fn arg_geti(&mut self, t: ArgTable<'l>, i: i64) -> View<'_> {
-        self.one_more();
-        // SAFETY: `t` is a table of this frame (an argument), room
-        // checked; the type read is the pushed value's, and its bytes live
-        // while the borrow of `self` keeps it in its slot.
-        unsafe {
-            let ty = ffi::lua_rawgeti(self.state, t.idx, i);
-            view::of_type(self.state, -1, ty)
         }
     }
 
