@@ -258,7 +258,7 @@ fn call_entry<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'j
         .userdata::<CallsData>()
         .ok_or_else(|| Exception::throw_internal(ctx, "capabilities not installed"))?;
     let values: Vec<Value<'js>> = (0..args.len()).map(|i| args.get(ctx, i)).collect();
-    let origin = origin_of(args.magic() & STDLIB_BIT != 0);
+    let origin = cap::origin(args.magic() & STDLIB_BIT != 0);
     Bound {
         calls: &calls.0,
         f,
@@ -271,14 +271,6 @@ fn call_entry<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'j
 /// stdlib's `db` (its statements may use the reserved tables). QuickJS
 /// keeps a magic number in 16 bits.
 const STDLIB_BIT: usize = 1 << 14;
-
-fn origin_of(stdlib: bool) -> Origin {
-    if stdlib {
-        Origin::Stdlib
-    } else {
-        Origin::App
-    }
-}
 
 /// One function as bound: what each of its calls needs.
 struct Bound<'c> {

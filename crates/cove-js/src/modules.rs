@@ -23,7 +23,7 @@ include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
 const NATIVE: &str = "cove:native";
 
 /// What `hull:db` resolves to when a stdlib module imports it: a `db` whose
-/// statements may use the reserved tables (db.rs `add_calls`). Not a name an
+/// statements may use the reserved tables (caps.rs `stdlib_db`). Not a name an
 /// app can import (it is no module of the catalog).
 const STDLIB_DB: &str = "hull:_db";
 

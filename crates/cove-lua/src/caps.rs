@@ -220,19 +220,11 @@ fn with_scope<R>(lua: &Lua, origin: Origin, f: impl FnOnce(&Scope) -> R) -> R {
 /// with the stdlib's origin as bit 32.
 const STDLIB_BIT: i64 = 1 << 32;
 
-fn origin_of(stdlib: bool) -> Origin {
-    if stdlib {
-        Origin::Stdlib
-    } else {
-        Origin::App
-    }
-}
-
 /// The entry and origin upvalue 1 names.
 fn entry_of(s: &Stack<'_>) -> Option<(&'static CapFn, Origin)> {
     let i = s.int_at(upvalue(1))?;
     let f = cap::functions().get(usize::try_from(i & (STDLIB_BIT - 1)).ok()?)?;
-    Some((f, origin_of(i & STDLIB_BIT != 0)))
+    Some((f, cap::origin(i & STDLIB_BIT != 0)))
 }
 
 /// The reading whose index in `cap::functions()` is upvalue 1.

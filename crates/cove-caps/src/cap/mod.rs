@@ -65,6 +65,15 @@ pub struct Scope<'a> {
     pub is_async: bool,
 }
 
+/// The origin a binding's flag for the stdlib's `db` stands for.
+pub fn origin(stdlib: bool) -> cove_db::Origin {
+    if stdlib {
+        cove_db::Origin::Stdlib
+    } else {
+        cove_db::Origin::App
+    }
+}
+
 /// How a call went on: done now, or a job to wait for whose output is a
 /// `Result<CapValue, CapError>` (read it with [`job_result`]).
 pub enum Started {

@@ -1,7 +1,7 @@
 //! One read-only view of a QuickJS value for every reader in the crate:
 //! the JSON encoder (json.rs), the template renderer's data host
-//! (template.rs), `db` parameters (db.rs) and the capability converter
-//! (caps.rs).
+//! (template.rs) and the capability converter (caps.rs: `db` parameters
+//! among the arguments).
 //!
 //! A [`Val`] owns one reference to a value and frees it on drop (the
 //! layout.rs fast path: a plain decrement unless it is the last). Its

@@ -1,4 +1,4 @@
-//! `db.query`'s row objects (db.rs: raw atoms, `JS_SetProperty`, one
+//! `db.query`'s row objects (raw/rows.rs: raw atoms, `JS_SetProperty`, one
 //! `JS_NewArrayFrom`, the columns' key list kept as a shape) against the
 //! same rows built by plain script code from the values the query was
 //! given, over generated column names (repeated, unicode, array-index
@@ -261,7 +261,7 @@ fn r38_repeated_column_names_keep_the_rows_shape() {
 }
 
 /// A text column whose value repeats from row to row shares one string
-/// (db.rs `text`): the rows still read, change and serialize as their own
+/// (raw/rows.rs `text`): the rows still read, change and serialize as their own
 /// values, over runs of equal, different, empty, non-ASCII and not-UTF-8
 /// text, and text after a number in the same column.
 #[test]

@@ -203,7 +203,7 @@ where
 /// [`query`] on the raw stack.
 ///
 /// # Safety
-/// Call it with the heap cap lifted (`vm::unlimited`, or db.rs): then the
+/// Call it with the heap cap lifted (`vm::unlimited`, or caps.rs): then the
 /// pushes cannot fail on the cap, and a real out-of-memory aborts, so no
 /// Lua error unwinds through these frames. Needs 3 free stack slots.
 unsafe fn query_raw<F>(state: *mut ffi::lua_State, query: F) -> Result<(), DbError>
