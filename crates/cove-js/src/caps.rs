@@ -428,8 +428,8 @@ pub(crate) fn install<'js>(
 }
 
 /// `hull:db`'s functions whose statements may use the reserved tables:
-/// the `db` stdlib modules import (the prelude adds the app's `batch` and
-/// `dialect` to both).
+/// the `db` stdlib modules import (prelude.js makes the app's `db`, with
+/// its `batch` and `dialect`, its prototype).
 pub(crate) fn stdlib_db<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let calls = ctx
         .userdata::<CallsData>()
