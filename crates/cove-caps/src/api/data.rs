@@ -22,14 +22,12 @@ fn db_functions() -> Vec<Sig> {
             continue;
         }
         out.push(sig.slow());
-        let name = super::tables::leak(vec![format!("{}Async", f.js)])[0].as_str();
         let doc = super::tables::leak(vec![format!(
             "db.{} as a promise: the worker serves other requests while PostgreSQL answers",
             f.js
         )])[0]
             .as_str();
-        let ret = Ty::Promise(super::tables::leak(vec![f.ret]).first().expect("ret"));
-        out.push(Sig::js_only(name, f.params, ret, doc).slow());
+        out.push(super::tables::async_twin(f.js, f.params, f.ret, doc));
     }
     const BATCH: &[super::Param] = &[p("fn", Ty::Fn)];
     out.push(Sig::both(

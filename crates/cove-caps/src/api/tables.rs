@@ -29,6 +29,14 @@ pub(super) fn leak<T>(v: Vec<T>) -> &'static [T] {
     Vec::leak(v)
 }
 
+/// JS's `<js>Async` twin of a function that can wait: the same
+/// parameters, a promise of its result.
+pub(super) fn async_twin(js: &str, params: &'static [Param], ret: Ty, doc: &'static str) -> Sig {
+    let name = leak(vec![format!("{js}Async")])[0].as_str();
+    let promised = leak(vec![ret]).first().expect("ret");
+    Sig::js_only(name, params, Ty::Promise(promised), doc).slow()
+}
+
 pub(super) fn crypto() -> Module {
     let mut functions = Vec::new();
     for f in crypto::FUNCTIONS {
@@ -50,16 +58,7 @@ pub(super) fn crypto() -> Module {
         functions.push(if f.slow { sig.slow() } else { sig });
         if f.slow {
             // JS runs the slow ones off the worker's thread as `…Async`.
-            let name = leak(vec![format!("{}Async", f.js)])[0].as_str();
-            functions.push(
-                Sig::js_only(
-                    name,
-                    params,
-                    Ty::Promise(leak(vec![ret]).first().expect("ret")),
-                    doc,
-                )
-                .slow(),
-            );
+            functions.push(async_twin(f.js, params, ret, doc));
         }
     }
     Module {
@@ -83,9 +82,7 @@ pub(super) fn kv() -> Module {
         let (ret, doc) = (f.ret, f.doc);
         let params = leak(f.params.iter().map(|k| kv_param(*k)).collect());
         functions.push(Sig::both(f.name, params, ret, doc).slow());
-        let name = leak(vec![format!("{}Async", f.name)])[0].as_str();
-        let promised = leak(vec![ret]).first().expect("ret");
-        functions.push(Sig::js_only(name, params, Ty::Promise(promised), doc).slow());
+        functions.push(async_twin(f.name, params, ret, doc));
     }
     Module {
         js: "hull:kv",
@@ -233,8 +230,7 @@ pub(super) fn http() -> Module {
             None => Sig::js_only(f.js, params, HTTP_RESPONSE, doc),
         };
         functions.push(sig.slow());
-        let name = leak(vec![format!("{}Async", f.js)])[0].as_str();
-        functions.push(Sig::js_only(name, params, Ty::Promise(&HTTP_RESPONSE), doc).slow());
+        functions.push(async_twin(f.js, params, HTTP_RESPONSE, doc));
     }
     Module {
         js: "hull:http",
