@@ -120,26 +120,24 @@ pub(super) fn start(
     let sql = sql_of(api, rt, args.next())?;
     let params = params_of(api, rt, args.next())?;
     let origin = scope.origin;
-    let failed = |e: DbError| match f.op {
-        DbOp::Query => e.cap("db.query failed"),
-        _ => e.cap("db.exec failed"),
+    // Hull's words for a failed statement, also from a job.
+    let what = match f.op {
+        DbOp::Query => "db.query failed",
+        _ => "db.exec failed",
     };
+    let failed = |e: DbError| e.cap(what);
     let mut db = cell.borrow_mut();
     if db.dialect() == Dialect::Postgres {
         let job = match f.op {
             DbOp::Query => db.query_later(&sql, params, origin).map(|fut| {
-                Job::future(async move {
-                    fut.await
-                        .map(CapValue::Rows)
-                        .map_err(|e| e.cap("db.query failed"))
-                })
+                Job::future(async move { fut.await.map(CapValue::Rows).map_err(|e| e.cap(what)) })
             }),
             _ => db.exec_later(&sql, params, origin).map(|fut| {
                 Job::future(async move {
                     // The INSERT's id is db.last_id() already (set as the answer came).
                     fut.await
                         .map(|(n, _)| CapValue::Int(n as i64))
-                        .map_err(|e| e.cap("db.exec failed"))
+                        .map_err(|e| e.cap(what))
                 })
             }),
         };
