@@ -387,6 +387,9 @@ app.get("/errors/codes", (req, res) => {
     crypto_argument: code(() => crypto.sha256()),
     env: code(() => env.get("HOME")),
     http: code(() => http.get("http://127.0.0.1:9/")),
+    res_argument: code(() => res.status("abc")),
+    res_invalid: code(() => res.header("X-Bad", "a\nb")),
+    publish_argument: code(() => app.publish(1, "x")),
     plain: code(() => {
       throw new Error("boom");
     }),

@@ -374,6 +374,9 @@ app.get("/errors/codes", function(req, res)
     crypto_argument = code(function() return crypto.sha256() end),
     env = code(function() return env.get("HOME") end),
     http = code(function() return http.get("http://127.0.0.1:9/") end),
+    res_argument = code(function() return res:status("abc") end),
+    res_invalid = code(function() return res:header("X-Bad", "a\nb") end),
+    publish_argument = code(function() return app.publish(1, "x") end),
     plain = code(function() error("boom") end),
     raised_again = code(function()
       local _, e = pcall(kv.set, "", 1)

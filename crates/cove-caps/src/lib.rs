@@ -15,6 +15,7 @@ pub mod manifest;
 mod metrics;
 pub mod pubsub;
 pub mod registry;
+pub mod response;
 pub mod sig;
 pub mod smtp;
 pub mod testkit;

@@ -53,32 +53,6 @@ pub(crate) fn type_name(v: &Value<'_>) -> &'static str {
     }
 }
 
-/// A string argument: strings as they are, numbers formatted, null/undefined
-/// empty; anything else is an error naming `api` and `what`.
-pub(crate) fn text_arg(
-    ctx: &Ctx<'_>,
-    v: &Value<'_>,
-    api: &str,
-    what: &str,
-) -> rquickjs::Result<String> {
-    if let Some(s) = v.as_string() {
-        return s.to_string();
-    }
-    if let Some(i) = v.as_int() {
-        return Ok(i.to_string());
-    }
-    if let Some(f) = v.as_float() {
-        return Ok(cove_core::js_number(f));
-    }
-    if v.is_null() || v.is_undefined() {
-        return Ok(String::new());
-    }
-    Err(throw(
-        ctx,
-        &format!("{api}: {what} must be a string, got {}", type_name(v)),
-    ))
-}
-
 pub(crate) fn set_fn<'js, P, F>(obj: &Object<'js>, name: &str, f: F) -> rquickjs::Result<()>
 where
     F: rquickjs::function::IntoJsFunc<'js, P> + 'js,

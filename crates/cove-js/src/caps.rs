@@ -15,6 +15,10 @@
 //! (`json.encode`) as `JSON.stringify` writes it, and a JSON result
 //! (`json.decode`) is `JSON.parse`d (their failures throw as those do).
 //!
+//! `res`'s methods and `app.publish` read their arguments where they lie
+//! ([`InPlace`]), as fast methods (a method's object is `this`; one that
+//! chains returns it).
+//!
 //! Argument mistakes throw `TypeError`s (`RangeError` for a count out of
 //! range), as Hull's JS does, and a capability's failure a `CoveError`
 //! (bind.rs); either carries the failure's `code`.
@@ -25,6 +29,7 @@ use rquickjs::function::Rest;
 use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Promise, Value};
 
 use cove_caps::app_metrics::{self, Metric};
+use cove_caps::cap::res::{ArgReader, Scalar};
 use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
 use cove_core::{CapError, JobOutput};
@@ -233,6 +238,106 @@ impl Table for Entries {
     }
 }
 
+/// The function behind `res`'s methods and `app.publish`: reads its
+/// arguments in place ([`Reader`]), makes no value for them and looks no
+/// app state up. A method that chains (`res.status(201).json(x)`) returns
+/// its object: the second method of the table, picked by the entry.
+struct InPlace;
+impl Table for InPlace {
+    const METHODS: &'static [Method] = &[
+        Method {
+            name: "res",
+            arity: 0,
+            chains: false,
+            run: call_in_place,
+        },
+        Method {
+            name: "res",
+            arity: 0,
+            chains: true,
+            run: call_in_place,
+        },
+    ];
+
+    fn method(magic: usize) -> Option<&'static Method> {
+        let f = cap::functions().get(magic)?;
+        Self::METHODS.get(usize::from(f.chains()))
+    }
+}
+
+fn call_in_place<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
+    let Some(f) = cap::functions().get(args.magic()) else {
+        return Err(Exception::throw_internal(ctx, "no such capability"));
+    };
+    let mut reader = Reader {
+        ctx,
+        args,
+        thrown: false,
+    };
+    match f.run_in_place(Runtime::Js, &mut reader) {
+        Ok(()) => Ok(Value::new_undefined(ctx.clone())),
+        // What `JSON.stringify` threw (a cycle) is still pending: it is
+        // the error, as it always was.
+        Err(_) if reader.thrown => Err(rquickjs::Error::Exception),
+        Err(e) => Err(throw(ctx, &e)),
+    }
+}
+
+/// A call's arguments, read where QuickJS lent them.
+struct Reader<'a, 'b, 'js> {
+    ctx: &'a Ctx<'js>,
+    args: &'a Args<'b>,
+    /// Encoding threw a JS exception, left pending.
+    thrown: bool,
+}
+
+impl Reader<'_, '_, '_> {
+    fn caught<T>(&mut self, r: rquickjs::Result<T>) -> Result<T, String> {
+        r.map_err(|e| {
+            self.thrown = matches!(e, rquickjs::Error::Exception);
+            e.to_string()
+        })
+    }
+}
+
+impl ArgReader for Reader<'_, '_, '_> {
+    fn scalar(&mut self, i: usize) -> Scalar<'_> {
+        let Some(v) = self.args.lend(self.ctx, i) else {
+            return Scalar::Absent;
+        };
+        match v.view() {
+            View::Undefined => Scalar::Absent,
+            View::Null => Scalar::Null,
+            View::Bool(b) => Scalar::Bool(b),
+            View::Int(n) => Scalar::Int(n.into()),
+            View::Float(n) => Scalar::Num(n),
+            View::Str(s) => match s.text() {
+                Ok(text) => Scalar::Str(text.into_bytes().into()),
+                Err(_) => Scalar::Other("string"),
+            },
+            View::Object(o) if o.is_array() => Scalar::Other("array"),
+            View::Object(o) if o.is_function() => Scalar::Other("function"),
+            View::Object(_) | View::Symbol | View::Other => Scalar::Other("object"),
+        }
+    }
+
+    fn json(&mut self, i: usize) -> Result<Vec<u8>, String> {
+        let v = self.args.get(self.ctx, i);
+        let text = crate::json::json_text(self.ctx, v);
+        self.caught(text)
+    }
+
+    fn data(&mut self, i: usize) -> Result<(Vec<u8>, bool), String> {
+        let v = self.args.get(self.ctx, i);
+        let data = crate::ws::data_arg(self.ctx, v);
+        self.caught(data)
+    }
+
+    fn page(&mut self, i: usize) -> Option<String> {
+        crate::template::take_rendered(&self.args.get(self.ctx, i))
+    }
+}
+
 /// What every call of the context's capability functions needs, kept as
 /// its userdata.
 struct Calls {
@@ -382,10 +487,12 @@ fn module<'js>(
     for f in cap::module_functions(spec) {
         let Some(name) = f.js else { continue };
         let qualified = format!("{}.{name}", spec.trim_start_matches("hull:"));
-        obj.set(
-            name,
-            function_with_magic::<Entries>(ctx, &qualified, f.index() | stdlib)?,
-        )?;
+        let func = if f.reads_in_place() {
+            function_with_magic::<InPlace>(ctx, &qualified, f.index())?
+        } else {
+            function_with_magic::<Entries>(ctx, &qualified, f.index() | stdlib)?
+        };
+        obj.set(name, func)?;
         if f.js_async {
             let calls = calls.clone();
             let name = format!("{name}Async");
@@ -400,6 +507,20 @@ fn module<'js>(
             .with_name(&name)?;
             obj.set(name, func)?;
         }
+    }
+    Ok(obj)
+}
+
+/// The methods of one type (`Response`: the prototype of every `res`).
+pub(crate) fn methods<'js>(ctx: &Ctx<'js>, type_name: &str) -> rquickjs::Result<Object<'js>> {
+    let obj = Object::new(ctx.clone())?;
+    for f in cap::methods_of(type_name) {
+        let Some(name) = f.js else { continue };
+        let qualified = format!("res.{name}");
+        obj.set(
+            name,
+            function_with_magic::<InPlace>(ctx, &qualified, f.index())?,
+        )?;
     }
     Ok(obj)
 }

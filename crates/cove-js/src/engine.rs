@@ -109,6 +109,7 @@ fn install<'js>(
     crate::caps::install(ctx, host, &shared.kv, &objects)?;
     let raw = crate::globals::raw_object(ctx, host)?;
     raw.set("db", objects.get::<_, Object>("db")?)?;
+    raw.set("app", objects.get::<_, Object>("app")?)?;
     raw.set("dbStdlib", crate::caps::stdlib_db(ctx)?)?;
     let opts = {
         let mut o = rquickjs::context::EvalOptions::default();
@@ -451,17 +452,18 @@ impl JsEngine {
         st: &mut ReqState,
         f: impl FnOnce(&mut ReqState) -> Result<Outcome, String>,
     ) -> Result<Flow, ScriptError> {
+        cove_caps::cap::res::begin(std::mem::take(&mut ex.res), self.csp.clone());
         begin_call(Call {
-            res: std::mem::take(&mut ex.res),
-            csp: self.csp.clone(),
             req: std::mem::take(&mut ex.req),
             req_id: st.req_id,
             rendered: None,
         });
         let result = f(st);
         if let Some(call) = end_call() {
-            ex.res = call.res;
             ex.req = call.req;
+        }
+        if let Some(res) = cove_caps::cap::res::end() {
+            ex.res = res;
         }
         st.started = true;
         st.has_body = ex.req.body.is_some();

@@ -56,8 +56,10 @@ pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Resu
     add_app(&raw, host)?;
     raw.set("reqGetters", crate::req::getters(ctx)?)?;
     crate::db::add(&raw, host)?;
-    raw.set("resProto", crate::res::prototype(ctx)?)?;
-    raw.set("appMethods", crate::res::app_methods(ctx)?)?;
+    raw.set(
+        "resProto",
+        crate::caps::methods(ctx, cove_caps::response::RESPONSE)?,
+    )?;
     crate::ws::add(&raw)?;
     Ok(raw)
 }

@@ -3,19 +3,16 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::rc::Rc;
 
 use rquickjs::{Ctx, Exception, Function, Persistent, Promise, Value};
 
-use cove_caps::{Csp, Registry};
-use cove_core::{Job, JobOutput, Request, Response};
+use cove_caps::Registry;
+use cove_core::{Job, JobOutput, Request};
 use cove_db::SharedDb;
 
 /// The call in progress: the response being built and the request parts the
 /// lazy `req` fields are made from.
 pub(crate) struct Call {
-    pub(crate) res: Response,
-    pub(crate) csp: Rc<Csp>,
     pub(crate) req: Request,
     /// The address of this request's `req` object: its field getters refuse
     /// any other (a `req` kept past its request).
@@ -149,11 +146,6 @@ pub(crate) struct Rendered {
 
 /// Run `f` on the call in progress if there is one (`None` if not).
 pub(crate) fn if_call<R>(f: impl FnOnce(&mut Call) -> R) -> Option<R> {
-    CALL.with(|c| c.borrow_mut().as_mut().map(f))
-}
-
-/// Run `f` on the call in progress, if there is one.
-pub(crate) fn try_with_call<R>(f: impl FnOnce(&mut Call) -> R) -> Option<R> {
     CALL.with(|c| c.borrow_mut().as_mut().map(f))
 }
 

@@ -379,6 +379,20 @@ fn has_to_json(obj: Obj<'_, '_>) -> rquickjs::Result<bool> {
     Ok(!matches!(obj.get(Atom::TO_JSON)?.view(), View::Undefined))
 }
 
+/// `v` as JSON text (`res.json`'s body, a message's data): plain
+/// values written here, anything else by `JSON.stringify`; `undefined`
+/// (and functions) as `null`, so the text is always JSON.
+pub(crate) fn json_text<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> rquickjs::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(256);
+    if encode(ctx, &v, &mut out)? {
+        return Ok(out);
+    }
+    Ok(match ctx.json_stringify(v)? {
+        Some(s) => s.to_string()?.into_bytes(),
+        None => b"null".to_vec(),
+    })
+}
+
 /// Append `v` as JSON to `out`. `Ok(false)`: not handled here (`out` is then
 /// in an unspecified state); use `JSON.stringify`. A top-level `undefined`,
 /// function or symbol is written as `null`.

@@ -25,8 +25,6 @@ mod raw;
 #[forbid(unsafe_code)]
 mod req;
 #[forbid(unsafe_code)]
-mod res;
-#[forbid(unsafe_code)]
 mod template;
 #[forbid(unsafe_code)]
 pub mod testing;

@@ -9,7 +9,8 @@
   const defineProperty = Object.defineProperty;
 
   // ---- app (Hull §3.1) ----------------------------------------------------
-  const app = { publish: raw.appMethods.publish };
+  // The capability table's `app` (`app.publish`), and the rest here.
+  const app = raw.app;
   let manifest;
   const route = (api, method) =>
     function (pattern, handler) {

@@ -1,16 +1,18 @@
 //! WebSocket endpoints (`app.ws`, docs/protocols.md): the natives behind
 //! the prelude's connection objects. `raw.wsEvent()` is the event the
 //! endpoint's dispatcher handles; `raw.wsSend`, `wsClose`, `wsSubscribe`
-//! and `wsUnsubscribe` queue commands on it (host.rs's call in progress),
-//! only for the connection whose event it is.
+//! and `wsUnsubscribe` queue commands on it (on the response of the call
+//! in progress, cove_caps::cap::res), only for the connection whose event
+//! it is.
 
 use rquickjs::{Ctx, Function, Object, TypedArray, Value};
 
 use cove_core::{WsCommand, WsEvent};
 
 use crate::bind::{set_fn, throw, type_name};
-use crate::host::try_with_call;
 use crate::raw::fastfn::{fast_table, install, Args, Method};
+use crate::raw::value::{Val, View};
+use cove_caps::cap::res::with_response;
 
 /// Queue `command` for connection `id` (`ws.{api}`).
 fn command<'js>(
@@ -21,7 +23,7 @@ fn command<'js>(
 ) -> rquickjs::Result<Value<'js>> {
     let outcome = match id {
         id if id >= 1.0 && id.fract() == 0.0 => {
-            try_with_call(|c| c.res.socket_command(id as u64, command))
+            with_response(|res| res.socket_command(id as u64, command))
         }
         _ => Some(Err(format!(
             "call it on a connection's ws object (ws.{api}(...))"
@@ -31,6 +33,23 @@ fn command<'js>(
         .unwrap_or_else(|| Err(cove_core::WS_NOT_RUNNING.into()))
         .map_err(|e| throw(ctx, &format!("ws.{api}: {e}")))?;
     Ok(Value::new_undefined(ctx.clone()))
+}
+
+/// What a message carries, and whether it is binary: a string as it is,
+/// bytes (`ArrayBuffer`, typed array) as they are, anything else as JSON
+/// (as `app.publish` takes it: cove_caps::cap::res).
+pub(crate) fn data_arg<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> rquickjs::Result<(Vec<u8>, bool)> {
+    let val = Val::lend(&v);
+    // Through the view: an ASCII string is copied from where it lies,
+    // not converted by QuickJS into a C string first (~220 instructions
+    // of every `ws.send`).
+    if let View::Str(s) = val.view() {
+        return Ok((s.text()?.into_bytes(), false));
+    }
+    if let Some(b) = crate::raw::bytes::binary_of(&val)? {
+        return Ok((b, true));
+    }
+    Ok((crate::json::json_text(ctx, v)?, false))
 }
 
 /// Argument 0, the connection's id (`this.id` in ws.js): NaN, refused by
@@ -60,7 +79,7 @@ fn text(ctx: &Ctx<'_>, v: &Value<'_>, api: &str, what: &str) -> rquickjs::Result
 fn event<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let kind = |n| Ok(Value::new_int(ctx.clone(), n));
     let Some(Some((id, event))) =
-        try_with_call(|c| c.res.socket_turn().map(|t| (t.conn, t.event.clone())))
+        with_response(|res| res.socket_turn().map(|t| (t.conn, t.event.clone())))
     else {
         return kind(0);
     };
@@ -110,7 +129,7 @@ fn build<'js>(ctx: Ctx<'js>) -> rquickjs::Result<Function<'js>> {
 
 fn send<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     let id = id_arg(ctx, args);
-    let (data, binary) = crate::res::data_arg(ctx, args.get(ctx, 1))?;
+    let (data, binary) = data_arg(ctx, args.get(ctx, 1))?;
     let as_binary = args.get(ctx, 2).as_bool() == Some(true);
     let send = WsCommand::Send {
         data: data.into(),

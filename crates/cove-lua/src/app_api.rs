@@ -71,9 +71,13 @@ pub(crate) fn register_socket(lua: &Lua, pattern: &str, f: Function) -> mlua::Re
 }
 
 /// Every `app.*` function raises its failures as plain strings at the
-/// caller's line (bind.rs `raising`), as `db.*` does.
+/// caller's line (bind.rs `raising`), as `db.*` does. They join the `app`
+/// of the capability table (`app.publish`: caps.rs), made first.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
-    let app: Table = lua.create_table()?;
+    let app: Table = match lua.globals().raw_get("app")? {
+        Value::Table(t) => t,
+        _ => lua.create_table()?,
+    };
     for (api, method) in [
         ("get", "GET"),
         ("post", "POST"),
@@ -120,7 +124,6 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
             Ok(())
         })?,
     )?;
-    app.raw_set("publish", crate::res::publish_function(lua)?)?;
     lua.globals().raw_set("app", app)
 }
 

@@ -7,7 +7,9 @@
 //! index in the table ([`Now`]): its arguments read from the frame, its
 //! results pushed on it, its failure raised at the caller's line by the
 //! trampoline; a reading (`time.now`: no arguments, no scope) returns
-//! before any conversion. One taking JSON (`json.encode`) gets each
+//! before any conversion, and `res`'s methods and `app.publish` read
+//! their arguments where they lie ([`InPlace`]: a method's from slot 2,
+//! its object being slot 1; one that chains returns that object). One taking JSON (`json.encode`) gets each
 //! argument as raw/json.rs encodes it (Hull's rules), and a JSON result
 //! (`json.decode`) is decoded onto the frame by json.rs. Through mlua
 //! closures go only the functions that can wait (the network, Redis,
@@ -23,6 +25,7 @@ use mlua::{Lua, MultiValue, Table, Value};
 use smallvec::SmallVec;
 
 use cove_caps::app_metrics::{self, Kind as MetricKind, Metric};
+use cove_caps::cap::res::{ArgReader, Scalar};
 use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::json::{JsonError, JsonOp};
 use cove_caps::kv::Kv;
@@ -304,6 +307,64 @@ impl CFn for Now {
     }
 }
 
+/// A function that reads its arguments where they lie (`res:json`,
+/// `app.publish`): no value is made for them, and no app state looked up.
+struct InPlace;
+impl CFn for InPlace {
+    fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
+        let (f, _) = entry_of(s).ok_or("internal error: not a capability")?;
+        let first = if f.method_of().is_some() { 2 } else { 1 };
+        match f.run_in_place(Runtime::Lua, &mut Frame { s, first }) {
+            Ok(()) if f.chains() => {
+                s.push_value(1);
+                Ok(1)
+            }
+            Ok(()) => Ok(0),
+            Err(e) => Err(coded(s.lua(), e)),
+        }
+    }
+}
+
+/// The arguments of a call on its frame, from slot `first`.
+struct Frame<'a, 'l> {
+    s: &'a mut Stack<'l>,
+    first: c_int,
+}
+
+impl Frame<'_, '_> {
+    fn slot(&self, i: usize) -> c_int {
+        self.first + i as c_int
+    }
+}
+
+impl ArgReader for Frame<'_, '_> {
+    fn scalar(&mut self, i: usize) -> Scalar<'_> {
+        match self.s.arg(self.slot(i)) {
+            View::Nil => Scalar::Absent,
+            View::Bool(b) => Scalar::Bool(b),
+            View::Int(n) => Scalar::Int(n),
+            View::Float(n) => Scalar::Num(n),
+            View::Str(b) => Scalar::Str(b.into()),
+            other => Scalar::Other(other.type_name()),
+        }
+    }
+
+    fn json(&mut self, i: usize) -> Result<Vec<u8>, String> {
+        let slot = self.slot(i);
+        crate::raw::json::encode_slot(self.s, slot).map_err(|e| e.to_string())
+    }
+
+    fn data(&mut self, i: usize) -> Result<(Vec<u8>, bool), String> {
+        let text = match self.s.arg(self.slot(i)) {
+            View::Str(b) => b.to_vec(),
+            View::Int(n) => n.to_string().into_bytes(),
+            View::Float(f) => cove_core::lua_float(f).into_bytes(),
+            _ => self.json(i)?,
+        };
+        Ok((text, false))
+    }
+}
+
 /// The module's name as scripts write it (`db`, `json`).
 fn module_name(f: &CapFn) -> &'static str {
     f.module.trim_start_matches("hull:")
@@ -414,6 +475,7 @@ fn c_function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua
         match f.reading() {
             Some(Reading::Int(_)) => s.push_closure::<ReadInt>(1),
             Some(Reading::Text(_)) => s.push_text_closure::<ReadText>(1),
+            None if f.reads_in_place() => s.push_closure::<InPlace>(1),
             None => s.push_closure::<Now>(1),
         }
     })
@@ -444,6 +506,17 @@ fn function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua::
     } else {
         c_function(lua, f, origin)
     }
+}
+
+/// The methods of one type (`Response`: what `res` indexes), as a table.
+pub(crate) fn methods(lua: &Lua, type_name: &str) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    for f in cap::methods_of(type_name) {
+        if let Some(name) = f.lua {
+            t.raw_set(name, c_function(lua, f, Origin::App)?)?;
+        }
+    }
+    Ok(t)
 }
 
 /// The table of one module (its JS specifier: `hull:kv`).

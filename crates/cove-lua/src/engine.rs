@@ -77,7 +77,10 @@ fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Tabl
     raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;
     crate::raw::budget::add_raw(lua, &raw)?;
     raw.raw_set("require", modules::require_fn(lua, lua.create_table()?)?)?;
-    raw.raw_set("res", crate::res::res_functions(lua)?)?;
+    raw.raw_set(
+        "res",
+        crate::caps::methods(lua, cove_caps::response::RESPONSE)?,
+    )?;
     req::add_raw(lua, &raw)?;
     crate::ws::add_raw(lua, &raw)?;
     let prelude = lua
@@ -278,14 +281,14 @@ impl LuaEngine {
         st: &mut ReqState,
         f: impl FnOnce(&mut Exchange, &mut ReqState) -> R,
     ) -> R {
-        crate::res::begin(std::mem::take(&mut ex.res), self.csp.clone());
+        cove_caps::cap::res::begin(std::mem::take(&mut ex.res), self.csp.clone());
         req::begin(&mut ex.req);
         let result = f(ex, st);
         if self.fill_req.get() {
             req::fill_current(&self.lua, &self.current);
         }
         req::end(&mut ex.req);
-        if let Some(res) = crate::res::end() {
+        if let Some(res) = cove_caps::cap::res::end() {
             ex.res = res;
         }
         self.with_db(|db| db.finish_call(&mut ex.turn));

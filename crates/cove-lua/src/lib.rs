@@ -27,8 +27,6 @@ mod raw;
 #[forbid(unsafe_code)]
 mod req;
 #[forbid(unsafe_code)]
-mod res;
-#[forbid(unsafe_code)]
 mod suspend;
 #[forbid(unsafe_code)]
 mod template;

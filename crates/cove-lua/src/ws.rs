@@ -1,8 +1,9 @@
 //! WebSocket endpoints (`app.ws`, docs/protocols.md): `raw.ws_register`,
 //! which registers the prelude's dispatcher of an endpoint; `raw.ws_event`,
 //! the event it dispatches; and the methods of a connection's `ws` table,
-//! plain C functions that queue commands on the event in progress (res.rs)
-//! and raise at the caller's line.
+//! plain C functions that queue commands on the event in progress (on the
+//! response of the call, cove_caps::cap::res) and raise at the caller's
+//! line.
 
 use std::ffi::c_int;
 
@@ -10,8 +11,36 @@ use mlua::{Function, Lua, Table, Value};
 
 use cove_core::{WsCommand, WsEvent};
 
+use crate::raw::json::encode_slot;
 use crate::raw::{upvalue, CFn, Stack, View};
-use crate::res::{data_arg, socket_command, socket_event};
+
+/// Queue `command` for connection `conn`, whose event must be the one in
+/// progress (`ws:{api}`).
+fn socket_command(api: &str, conn: u64, command: WsCommand) -> Result<(), String> {
+    cove_caps::cap::res::with_response(|res| res.socket_command(conn, command))
+        .unwrap_or_else(|| Err(cove_core::WS_NOT_RUNNING.into()))
+        .map_err(|e| format!("ws:{api}: {e}"))
+}
+
+/// The WebSocket event in progress, if the call in progress handles one.
+fn socket_event() -> Option<(u64, WsEvent)> {
+    cove_caps::cap::res::with_response(|res| {
+        let turn = res.socket_turn()?;
+        Some((turn.conn, turn.event.clone()))
+    })
+    .flatten()
+}
+
+/// What a message carries: a string as it is, a number as text, anything
+/// else as JSON (as `app.publish` takes it: cove_caps::cap::res).
+fn data_arg(s: &mut Stack<'_>, idx: c_int, api: &str) -> Result<Vec<u8>, String> {
+    match s.arg(idx) {
+        View::Str(bytes) => Ok(bytes.to_vec()),
+        View::Int(n) => Ok(n.to_string().into_bytes()),
+        View::Float(f) => Ok(cove_core::lua_float(f).into_bytes()),
+        _ => encode_slot(s, idx).map_err(|e| format!("{api}: {e}")),
+    }
+}
 
 /// The connection `ws:{api}` was called on: the `id` field of argument 1,
 /// read raw (no metamethod runs) with the key from upvalue 1.

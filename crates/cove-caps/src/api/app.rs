@@ -1,7 +1,8 @@
 //! `hull:app` (Lua global `app`): routes, middleware and the manifest, and
 //! the objects every handler gets, `req` ([`REQUEST`]) and `res`
-//! ([`RESPONSE`]). Bindings: crates/cove-lua/src/app_api.rs, req.rs, res.rs;
-//! crates/cove-js/src/prelude.js, req.rs, res.rs.
+//! (`Response`; its methods and `app.publish` are declared with the capability
+//! table, crate::response). Bindings: crates/cove-lua/src/app_api.rs, req.rs, caps.rs;
+//! crates/cove-js/src/prelude.js, req.rs, caps.rs.
 
 use super::types::{f, f_opt, Field, TypeDef};
 use super::{opt, p, Module, Sig, Ty};
@@ -9,7 +10,6 @@ use super::{opt, p, Module, Sig, Ty};
 const HANDLER: Ty = Ty::Named("Handler");
 const MIDDLEWARE: Ty = Ty::Named("Middleware");
 const MANIFEST: Ty = Ty::Named("Manifest");
-const RESPONSE: Ty = Ty::Named("Response");
 const STRINGS: Ty = Ty::List(&Ty::Str);
 const WS_HANDLERS: Ty = Ty::Named("WebSocketHandlers");
 
@@ -108,12 +108,6 @@ const FUNCTIONS: &[Sig] = &[
         Ty::Nil,
         "register a WebSocket endpoint: GET requests to the pattern upgrade once the middleware has run, and each event of a connection calls one of the handlers on the worker that holds it",
     ),
-    Sig::both(
-        "publish",
-        &[p("topic", Ty::Str), p("data", Ty::Any)],
-        Ty::Nil,
-        "send data (a string, bytes, or anything else as JSON) to every subscriber of topic on every worker and, with --kv redis://, every process; sent once this request's writes commit, not at all if its handler fails",
-    ),
 ];
 
 const REQUEST_FIELDS: &[Field] = &[
@@ -167,65 +161,6 @@ const REQUEST_METHODS: &[Sig] = &[
         &[],
         Ty::Record,
         "every field but ctx, as JSON.stringify(req) and res.json(req) encode it",
-    )
-    .method(),
-];
-
-const RESPONSE_METHODS: &[Sig] = &[
-    Sig::both(
-        "status",
-        &[p("code", Ty::Int)],
-        RESPONSE,
-        "set the status code (200-599); returns res, so calls chain",
-    )
-    .method(),
-    Sig::both(
-        "header",
-        &[p("name", Ty::Str), p("value", Ty::Str)],
-        RESPONSE,
-        "add a response header (again for another line; Content-Type and Location replace); returns res",
-    )
-    .method(),
-    Sig::both(
-        "json",
-        &[p("data", Ty::Any), opt("status", Ty::Int)],
-        Ty::Nil,
-        "send data as JSON (Content-Type: application/json), optionally setting the status",
-    )
-    .method(),
-    Sig::both(
-        "text",
-        &[p("body", Ty::Str)],
-        Ty::Nil,
-        "send the body as text/plain; charset=utf-8",
-    )
-    .method(),
-    Sig::both(
-        "html",
-        &[p("body", Ty::Str)],
-        Ty::Nil,
-        "send the body as text/html; charset=utf-8 with the app's Content-Security-Policy",
-    )
-    .method(),
-    Sig::both(
-        "redirect",
-        &[p("url", Ty::Str), opt("status", Ty::Int)],
-        Ty::Nil,
-        "redirect to the URL: the status (default 302), Location and an empty body",
-    )
-    .method(),
-    Sig::both(
-        "subscribe",
-        &[p("topic", Ty::Str)],
-        RESPONSE,
-        "make the response a Server-Sent Events stream that carries every message published to topic (as an event named after it); call again for more topics; returns res",
-    )
-    .method(),
-    Sig::both(
-        "event",
-        &[p("data", Ty::Any), opt("name", Ty::Str), opt("id", Ty::Str)],
-        RESPONSE,
-        "make the response a Server-Sent Events stream and send this event first (data: a string, or anything else as JSON); returns res",
     )
     .method(),
 ];
@@ -303,7 +238,8 @@ const TYPES: &[TypeDef] = &[
         name: "Response",
         doc: "The response being built (res); the last body method called wins, and nothing is sent until the handler returns",
         fields: &[],
-        methods: RESPONSE_METHODS,
+        // From the capability table: response_sigs.
+        methods: &[],
     },
     TypeDef {
         name: "Handler",
@@ -349,8 +285,37 @@ const TYPES: &[TypeDef] = &[
     },
 ];
 
+/// `res`'s methods (`methods`), or the `app` functions that act on the
+/// response (`app.publish`), from their declarations (crate::response).
+fn response_sigs(methods: bool) -> Vec<Sig> {
+    crate::response::FUNCTIONS
+        .iter()
+        .filter(|f| f.is_method() == methods)
+        .map(|f| {
+            let sig = Sig::both(f.name, f.params, f.ret, f.doc);
+            if methods {
+                sig.method()
+            } else {
+                sig
+            }
+        })
+        .collect()
+}
+
 /// `hull:app`, the Lua global `app`.
 pub(super) fn module() -> Module {
+    let mut functions = FUNCTIONS.to_vec();
+    functions.extend(response_sigs(false));
+    let types = TYPES
+        .iter()
+        .map(|t| match t.name {
+            crate::response::RESPONSE => TypeDef {
+                methods: super::tables::leak(response_sigs(true)),
+                ..*t
+            },
+            _ => *t,
+        })
+        .collect();
     Module {
         js: "hull:app",
         lua_global: Some("app"),
@@ -359,7 +324,7 @@ pub(super) fn module() -> Module {
         private: false,
         default_export: false,
         doc: "Routes, middleware and the manifest; registered while the app file loads",
-        functions: FUNCTIONS.to_vec(),
-        types: TYPES,
+        functions,
+        types: super::tables::leak(types),
     }
 }

@@ -5,7 +5,7 @@
 //! one converter each way (cove-lua/src/caps.rs, cove-js/src/caps.rs); the
 //! checks of arguments, the messages and the results are made here, once,
 //! by each capability's adapter (crypto.rs, kv.rs, http.rs, smtp.rs,
-//! env.rs, log.rs, time). Adding a function to a capability's own table
+//! env.rs, log.rs, time, json.rs, db.rs, res.rs). Adding a function to a capability's own table
 //! adds it to both runtimes and to the API catalog (api/tables.rs) with no
 //! binding code. Some shapes have a fast path in every binding's loop, still
 //! with no per-function code: a function of no arguments that reads a value
@@ -16,12 +16,16 @@
 //!
 //! `db`'s statements go through the table too (db.rs): a query's rows are
 //! written into the runtime's own result builder ([`CapFn::start_into`]),
-//! not copied through a [`CapValue`]. `template` and `req`/`res` are the
-//! app model itself, bound by each runtime: they read or build the
-//! runtime's own values in place (pages, the response, handler functions,
-//! which no [`CapValue`] carries). The catalog declares them too, and
-//! crates/cove/tests/api_catalog.rs checks that each runtime exposes
-//! exactly those.
+//! not copied through a [`CapValue`]. So do `res`'s methods and
+//! `app.publish` (res.rs, on the response in progress): methods of a type
+//! ([`CapFn::method_of`]) bound into the runtime's `res` object, that read
+//! their arguments where they lie ([`CapFn::run_in_place`]; as values they
+//! cost ~400 instructions a call more). `template`, `req`, `ws:*` and
+//! `app`'s routes are the app model itself, bound by each runtime: they
+//! read or build the runtime's own values in place (pages, the request's
+//! lazy fields, handler functions, which no [`CapValue`] carries). The
+//! catalog declares them too, and crates/cove/tests/api_catalog.rs checks
+//! that each runtime exposes exactly those.
 
 mod crypto;
 mod db;
@@ -30,6 +34,7 @@ mod http;
 mod json;
 mod kv;
 mod log;
+pub mod res;
 mod smtp;
 #[cfg(test)]
 mod tests;
@@ -108,6 +113,7 @@ enum Kind {
     Log(Level),
     Json(&'static crate::json::JsonFn),
     Db(&'static crate::db::DbFn),
+    Res(&'static crate::response::ResFn),
 }
 
 /// How a binding hands an entry its arguments.
@@ -176,7 +182,41 @@ impl CapFn {
                         .db
                         .is_some_and(|db| db.borrow().dialect() == cove_db::Dialect::Postgres)
             }
-            Kind::EnvGet | Kind::Time(_) | Kind::Log(_) | Kind::Json(_) => false,
+            Kind::EnvGet | Kind::Time(_) | Kind::Log(_) | Kind::Json(_) | Kind::Res(_) => false,
+        }
+    }
+
+    /// The type it is a method of (Lua `obj:name(...)`, JS
+    /// `obj.name(...)`; the object itself is not an argument), or `None`
+    /// for a function of its module.
+    pub fn method_of(&self) -> Option<&'static str> {
+        match self.kind {
+            Kind::Res(f) if f.is_method() => Some(crate::response::RESPONSE),
+            _ => None,
+        }
+    }
+
+    /// A method that returns the object it was called on, so calls chain.
+    pub fn chains(&self) -> bool {
+        matches!(self.kind, Kind::Res(f) if f.chains())
+    }
+
+    /// It reads its arguments where they lie, through the binding's
+    /// [`res::ArgReader`] ([`CapFn::run_in_place`]), not as [`CapValue`]s:
+    /// `res`'s methods and `app.publish`, on every request's path.
+    pub fn reads_in_place(&self) -> bool {
+        matches!(self.kind, Kind::Res(_))
+    }
+
+    /// Run a function that [`reads_in_place`](CapFn::reads_in_place). It
+    /// returns nothing (a method that chains returns its object).
+    pub fn run_in_place(&self, rt: Runtime, args: &mut dyn res::ArgReader) -> Result<(), CapError> {
+        match self.kind {
+            Kind::Res(f) => res::run(f, rt, args),
+            _ => Err(CapError::new(
+                "internal",
+                "not a function that reads in place",
+            )),
         }
     }
 
@@ -240,6 +280,8 @@ impl CapFn {
             Kind::Log(level) => log::write(level, &args),
             Kind::Json(f) => json::start(f, scope, args),
             Kind::Db(f) => db::start(f, scope, args, None),
+            Kind::Res(f) => res::run(f, scope.runtime, &mut res::Values(&args, scope.runtime))
+                .map(|()| Started::Done(CapValue::Nothing)),
         }
     }
 
@@ -331,6 +373,13 @@ pub fn functions() -> &'static [CapFn] {
             js_async: f.runs_sql(),
             kind: Kind::Db(f),
         }));
+        all.extend(crate::response::FUNCTIONS.iter().map(|f| CapFn {
+            module: "hull:app",
+            lua: Some(f.name),
+            js: Some(f.name),
+            js_async: false,
+            kind: Kind::Res(f),
+        }));
         all.extend(crate::log::FUNCTIONS.iter().map(|&(name, level, _)| CapFn {
             module: "hull:log",
             lua: Some(name),
@@ -353,7 +402,16 @@ pub fn modules() -> Vec<&'static str> {
     out
 }
 
-/// The functions of one module.
+/// The functions of one module (not the methods of its types).
 pub fn module_functions(module: &str) -> impl Iterator<Item = &'static CapFn> + '_ {
-    functions().iter().filter(move |f| f.module == module)
+    functions()
+        .iter()
+        .filter(move |f| f.module == module && f.method_of().is_none())
+}
+
+/// The methods of one type (`Response`: `res`'s).
+pub fn methods_of(type_name: &str) -> impl Iterator<Item = &'static CapFn> + '_ {
+    functions()
+        .iter()
+        .filter(move |f| f.method_of() == Some(type_name))
 }

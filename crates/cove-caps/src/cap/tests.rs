@@ -26,9 +26,13 @@ fn err(r: Result<CapValue, CapError>) -> CapError {
 fn every_function_is_in_the_catalog_under_its_names() {
     for f in functions() {
         let m = crate::api::module_by_js(f.module).expect(f.module);
+        // A method is among its type's (`res:json`: the Response type's).
+        let sigs = match f.method_of() {
+            Some(t) => m.types.iter().find(|d| d.name == t).expect(t).methods,
+            None => &m.functions[..],
+        };
         let has = |lua: Option<&str>, js: Option<&str>| {
-            m.functions
-                .iter()
+            sigs.iter()
                 .any(|s| (lua.is_none() || s.lua == lua) && (js.is_none() || s.js == js))
         };
         assert!(has(f.lua, f.js), "{}: {:?}/{:?}", f.module, f.lua, f.js);
@@ -51,6 +55,7 @@ fn every_function_is_in_the_catalog_under_its_names() {
             "hull:time",
             "hull:json",
             "hull:db",
+            "hull:app",
             "hull:log"
         ]
     );
@@ -62,6 +67,13 @@ fn every_function_is_in_the_catalog_under_its_names() {
 fn every_catalog_function_of_a_bound_module_is_in_the_table() {
     for spec in modules() {
         let m = crate::api::module_by_js(spec).expect(spec);
+        if spec == "hull:app" {
+            // Only what acts on the response (`app.publish`, and `res`'s
+            // methods below) is the table's: routes, middleware and
+            // `app.ws` keep the script's functions, and the manifest the
+            // script's own value, which no capability value carries.
+            continue;
+        }
         for sig in &m.functions {
             // A function taking a function (`db.batch`) is its prelude's:
             // no capability value carries one.
@@ -78,6 +90,17 @@ fn every_catalog_function_of_a_bound_module_is_in_the_table() {
             assert!(bound, "{spec}: {:?}/{:?}", sig.lua, sig.js);
         }
     }
+}
+
+/// Every method the catalog gives `res` is bound by the loop.
+#[test]
+fn every_response_method_is_in_the_table() {
+    let m = crate::api::module_by_js("hull:app").expect("hull:app");
+    let t = m.types.iter().find(|t| t.name == "Response").unwrap();
+    let bound: Vec<_> = methods_of("Response").map(|f| (f.lua, f.js)).collect();
+    let declared: Vec<_> = t.methods.iter().map(|s| (s.lua, s.js)).collect();
+    assert_eq!(bound, declared);
+    assert!(module_functions("hull:app").all(|f| f.lua == Some("publish")));
 }
 
 #[test]
@@ -418,4 +441,101 @@ fn a_statement_waits_only_on_postgres() {
         .call(&scope(Runtime::Lua, &kv), vec![s("SELECT 1")])
         .unwrap_err();
     assert_eq!(e.code, "db.unavailable");
+}
+
+fn res_fn(name: &str) -> &'static CapFn {
+    methods_of("Response")
+        .chain(module_functions("hull:app"))
+        .find(|f| f.lua == Some(name))
+        .expect("a res function")
+}
+
+/// `res`'s methods through the table: the same checks and messages for
+/// both runtimes, only the call's spelling differs (`res:status` in Lua,
+/// `res.status` in JS).
+#[test]
+fn res_methods_build_the_response_in_progress() {
+    let csp = std::rc::Rc::new(crate::Csp::Disabled);
+    res::begin(cove_core::Response::new(), csp);
+    let kv = Kv::local();
+    let lua = scope(Runtime::Lua, &kv);
+    let js = scope(Runtime::Js, &kv);
+    let status = res_fn("status");
+    assert!(status.chains() && status.method_of() == Some("Response") && status.reads_in_place());
+    // A numeric string is a status, as Hull takes it.
+    status.call(&lua, vec![s(" 201 ")]).unwrap();
+    let e = err(status.call(&lua, vec![s("abc")]));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "res.argument",
+            "res:status: status must be an integer, got \"abc\""
+        )
+    );
+    let e = err(status.call(&js, vec![CapValue::Num(1.5)]));
+    assert_eq!(e.message, "res.status: status must be an integer, got 1.5");
+    let e = err(status.call(&lua, vec![CapValue::Int(99)]));
+    assert_eq!(e.code, "res.invalid");
+    assert!(e.message.starts_with("res:status: "), "{}", e.message);
+    let header = res_fn("header");
+    header.call(&js, vec![s("X-A"), CapValue::Int(7)]).unwrap();
+    let e = err(header.call(&lua, vec![s("X-B"), CapValue::List(vec![])]));
+    assert_eq!(
+        e.message,
+        "res:header: the value must be a string, got table"
+    );
+    let e = err(header.call(&lua, vec![s("X-B"), s("\u{0}")]));
+    assert_eq!(e.code, "res.invalid");
+    let e = err(header.call(&lua, vec![s("X-C"), CapValue::Str(vec![0xff])]));
+    assert_eq!(e.message, "res:header: the value is not valid UTF-8");
+    // The reader encodes res.json's data; JS `null` is no status.
+    let json = res_fn("json");
+    let data = CapValue::Record(vec![("a".into(), CapValue::Int(1))]);
+    json.call(&js, vec![data, CapValue::Null]).unwrap();
+    let res = res::end().unwrap();
+    assert_eq!(res.status, 201);
+    assert_eq!(&res.body[..], b"{\"a\":1}");
+    assert!(res.headers.iter().any(|(k, v)| k == "X-A" && v == "7"));
+    assert!(res::end().is_none());
+}
+
+#[test]
+fn res_methods_outside_a_request_and_app_publish() {
+    let kv = Kv::local();
+    let lua = scope(Runtime::Lua, &kv);
+    let e = err(res_fn("text").call(&lua, vec![s("hi")]));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "res.ended",
+            "res:text: this request has ended; use res only inside its own handler"
+        )
+    );
+    let publish = res_fn("publish");
+    assert!(publish.method_of().is_none() && !publish.chains() && publish.reads_in_place());
+    let e = err(publish.call(&lua, vec![s("t"), s("x")]));
+    assert_eq!(e.code, "app.ended");
+    let e = err(publish.call(&scope(Runtime::Js, &kv), vec![CapValue::Int(1), s("x")]));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "app.argument",
+            "app.publish: the topic must be a string, got number"
+        )
+    );
+    // An event and a message: data as JSON unless a string.
+    res::begin(
+        cove_core::Response::new(),
+        std::rc::Rc::new(crate::Csp::Disabled),
+    );
+    let event = res_fn("event");
+    event
+        .call(&lua, vec![CapValue::Num(2.0), s("tick"), CapValue::Nothing])
+        .unwrap();
+    publish
+        .call(&lua, vec![s("room"), CapValue::Int(3)])
+        .unwrap();
+    let e = err(res_fn("event").call(&lua, vec![s("x"), s("a\nb")]));
+    assert_eq!(e.code, "res.invalid");
+    assert!(res::end().is_some());
 }

@@ -12,6 +12,8 @@ use std::ptr::NonNull;
 
 use rquickjs::{qjs, Ctx, Exception, Object, Value};
 
+use super::value::{Lent, Val};
+
 /// The arguments of one call, borrowed from QuickJS.
 pub(crate) struct Args<'a> {
     raw: *mut qjs::JSContext,
@@ -48,19 +50,20 @@ impl Args<'_> {
         self.magic as usize
     }
 
-    /// Whether argument `i` is missing, `undefined` or `null`: checked
-    /// without the owned value (and context reference) `get` makes.
-    pub(crate) fn is_absent(&self, i: usize) -> bool {
-        self.argv.get(i).is_none_or(|&v| {
-            // SAFETY: reading the tag of a live argument.
-            let tag = unsafe { qjs::JS_VALUE_GET_TAG(v) };
-            tag == qjs::JS_TAG_UNDEFINED || tag == qjs::JS_TAG_NULL
-        })
-    }
-
     /// How many arguments were passed.
     pub(crate) fn len(&self) -> usize {
         self.argv.len()
+    }
+
+    /// Argument `i` lent for the call, no reference taken (`None` when not
+    /// passed): read in place, as `res`'s methods read theirs.
+    pub(crate) fn lend<'js>(&self, ctx: &Ctx<'js>, i: usize) -> Option<Lent<'_, 'js>> {
+        match self.argv.get(i) {
+            // SAFETY: the argument is alive for the call, a value of `ctx`
+            // (checked), and the lent value lives no longer than `self`.
+            Some(&v) if self.of(ctx) => Some(unsafe { Val::lend_raw(self, self.raw, v) }),
+            _ => None,
+        }
     }
 
     /// Argument `i` as an owned value (`undefined` when not passed).

@@ -100,6 +100,27 @@ impl<'js> Val<'js> {
         )
     }
 
+    /// A value QuickJS lent to a C function (an argument), lent on for as
+    /// long as the borrow of `_lender` (no reference taken).
+    ///
+    /// # Safety
+    /// `v` must be a live value of context `raw` for that long.
+    #[inline]
+    pub(super) unsafe fn lend_raw<'a, T: ?Sized>(
+        _lender: &'a T,
+        raw: *mut qjs::JSContext,
+        v: qjs::JSValue,
+    ) -> Lent<'a, 'js> {
+        Lent(
+            ManuallyDrop::new(Val {
+                raw,
+                v,
+                _js: PhantomData,
+            }),
+            PhantomData,
+        )
+    }
+
     /// `undefined` (of `ctx`).
     #[inline]
     pub(crate) fn undefined(ctx: &Ctx<'js>) -> Val<'js> {

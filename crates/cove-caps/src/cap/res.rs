@@ -1,0 +1,343 @@
+//! `res:*` and `app.publish` on the response in progress: their arguments
+//! checked and their messages made here, for both runtimes.
+//!
+//! They run on every request, so they read their arguments where they lie
+//! ([`ArgReader`], implemented by each binding over its own frame) rather
+//! than as [`CapValue`]s: built, matched and dropped as values, a
+//! `res:status` call cost ~400 instructions more than its hand-bound form
+//! (docs/benchmarks.md).
+//!
+//! The response lives in a thread-local for one call of a script ([`begin`]
+//! to [`end`]): each worker thread runs one VM, calls never overlap, and
+//! the runtime's plain C functions reach it with no captured state.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use cove_core::{CapError, Response};
+
+use super::{CapValue, Runtime};
+use crate::response::{ResFn, ResOp};
+use crate::Csp;
+
+struct Current {
+    res: Response,
+    csp: Rc<Csp>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
+}
+
+/// Make `res` the response the functions build, until [`end`].
+pub fn begin(res: Response, csp: Rc<Csp>) {
+    CURRENT.with(|c| *c.borrow_mut() = Some(Current { res, csp }));
+}
+
+/// Take back the response built since [`begin`].
+pub fn end() -> Option<Response> {
+    CURRENT.with(|c| c.borrow_mut().take().map(|cur| cur.res))
+}
+
+/// Run `f` on the response in progress, if a call is in progress (the
+/// bindings' `ws:*` methods queue their commands on it).
+pub fn with_response<R>(f: impl FnOnce(&mut Response) -> R) -> Option<R> {
+    CURRENT.with(|c| c.borrow_mut().as_mut().map(|cur| f(&mut cur.res)))
+}
+
+/// The function as the script called it (`res:json`, `res.json`,
+/// `app.publish`), for messages; formatted only when one is written.
+#[derive(Clone, Copy)]
+struct Called(&'static ResFn, Runtime);
+
+impl std::fmt::Display for Called {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.0.is_method(), self.1) {
+            (false, _) => write!(f, "app.{}", self.0.name),
+            (true, Runtime::Lua) => write!(f, "res:{}", self.0.name),
+            (true, Runtime::Js) => write!(f, "res.{}", self.0.name),
+        }
+    }
+}
+
+impl Called {
+    /// A code of its module: `res.argument`, `app.argument`.
+    fn code(self, res: &'static str, app: &'static str) -> &'static str {
+        if self.0.is_method() {
+            res
+        } else {
+            app
+        }
+    }
+
+    /// An argument of the wrong type (JS: a `TypeError`).
+    fn argument(self, msg: String) -> CapError {
+        CapError::new(self.code("res.argument", "app.argument"), msg)
+    }
+
+    /// A value the response refuses (a status out of range, a header name
+    /// with a newline, a topic too long).
+    fn invalid(self, reason: impl std::fmt::Display) -> CapError {
+        CapError::new(
+            self.code("res.invalid", "app.invalid"),
+            format!("{self}: {reason}"),
+        )
+    }
+}
+
+/// A scalar argument as a reader sees it, its text borrowed where it lies.
+pub enum Scalar<'a> {
+    /// Lua `nil`, JS `undefined`, or not passed.
+    Absent,
+    /// JS `null`.
+    Null,
+    Bool(bool),
+    Int(i64),
+    Num(f64),
+    Str(Cow<'a, [u8]>),
+    /// Anything else: its type as the runtime names it.
+    Other(&'static str),
+}
+
+impl Scalar<'_> {
+    fn type_name(&self, rt: Runtime) -> &'static str {
+        match self {
+            Scalar::Absent if rt == Runtime::Lua => "nil",
+            Scalar::Absent => "undefined",
+            Scalar::Null => "null",
+            Scalar::Bool(_) => "boolean",
+            Scalar::Int(_) | Scalar::Num(_) => "number",
+            Scalar::Str(_) => "string",
+            Scalar::Other(name) => name,
+        }
+    }
+}
+
+/// A call's arguments (from 0, a method's object not among them), read in
+/// place by the binding that made the call.
+pub trait ArgReader {
+    /// Argument `i` as a scalar.
+    fn scalar(&mut self, i: usize) -> Scalar<'_>;
+    /// Argument `i` as JSON text, by the runtime's encoder; the reason it
+    /// cannot be.
+    fn json(&mut self, i: usize) -> Result<Vec<u8>, String>;
+    /// Argument `i` as a message's data, and whether it is binary: a
+    /// string as it is, a number as the runtime writes it, JS binary data
+    /// as binary, anything else as its JSON.
+    fn data(&mut self, i: usize) -> Result<(Vec<u8>, bool), String>;
+    /// Argument `i` when it is the page `template.render` made last (JS
+    /// hands its bytes over instead of converting the string back).
+    fn page(&mut self, _i: usize) -> Option<String> {
+        None
+    }
+}
+
+/// The reader of arguments given as values (`CapFn::start`, tests).
+pub(super) struct Values<'a>(pub(super) &'a [CapValue], pub(super) Runtime);
+
+impl ArgReader for Values<'_> {
+    fn scalar(&mut self, i: usize) -> Scalar<'_> {
+        match self.0.get(i).unwrap_or(&CapValue::Nothing) {
+            CapValue::Nothing => Scalar::Absent,
+            CapValue::Null => Scalar::Null,
+            CapValue::Bool(b) => Scalar::Bool(*b),
+            CapValue::Int(n) => Scalar::Int(*n),
+            CapValue::Num(n) => Scalar::Num(*n),
+            CapValue::Str(b) => Scalar::Str(Cow::Borrowed(b)),
+            other => Scalar::Other(other.type_name(self.1)),
+        }
+    }
+
+    fn json(&mut self, i: usize) -> Result<Vec<u8>, String> {
+        let v = self.0.get(i).unwrap_or(&CapValue::Null);
+        Ok(v.to_json().to_string().into_bytes())
+    }
+
+    fn data(&mut self, i: usize) -> Result<(Vec<u8>, bool), String> {
+        Ok(match self.0.get(i) {
+            Some(CapValue::Str(b)) => (b.clone(), false),
+            Some(CapValue::Bytes(b)) => (b.clone(), true),
+            _ => (self.json(i)?, false),
+        })
+    }
+}
+
+/// Do `f`'s work on the response in progress.
+pub fn run(f: &'static ResFn, rt: Runtime, args: &mut dyn ArgReader) -> Result<(), CapError> {
+    let called = Called(f, rt);
+    match f.op {
+        ResOp::Status => {
+            let code = status(called, args.scalar(0))?
+                .ok_or_else(|| called.argument(format!("{called}: status code missing")))?;
+            on_current(called, |c| {
+                c.res.set_status(code).map_err(|e| called.invalid(e))
+            })
+        }
+        ResOp::Header => {
+            let name = utf8(
+                called,
+                "the name",
+                text(called, "the name", args.scalar(0))?,
+            )?;
+            let value = utf8(
+                called,
+                "the value",
+                text(called, "the value", args.scalar(1))?,
+            )?;
+            on_current(called, |c| {
+                c.res
+                    .add_header(&name, &value)
+                    .map_err(|e| called.invalid(e))
+            })
+        }
+        ResOp::Json => {
+            let code = status(called, args.scalar(1))?;
+            let body = args.json(0).map_err(|e| encode_failed(called, e))?;
+            on_current(called, |c| {
+                if let Some(code) = code {
+                    c.res.set_status(code).map_err(|e| called.invalid(e))?;
+                }
+                c.res.json(body);
+                Ok(())
+            })
+        }
+        ResOp::Text => {
+            let body = text(called, "the body", args.scalar(0))?;
+            on_current(called, |c| {
+                c.res.text(body);
+                Ok(())
+            })
+        }
+        ResOp::Html => {
+            let body = match args.page(0) {
+                Some(page) => page.into_bytes(),
+                None => text(called, "the body", args.scalar(0))?,
+            };
+            on_current(called, |c| {
+                let csp = c.csp.clone();
+                c.res.html(body, csp.header());
+                Ok(())
+            })
+        }
+        ResOp::Redirect => {
+            let url = utf8(called, "the URL", text(called, "the URL", args.scalar(0))?)?;
+            let code = status(called, args.scalar(1))?;
+            on_current(called, |c| {
+                c.res.redirect(&url, code).map_err(|e| called.invalid(e))
+            })
+        }
+        ResOp::Subscribe => {
+            let topic = topic(called, args.scalar(0))?;
+            on_current(called, |c| {
+                c.res.subscribe(&topic).map_err(|e| called.invalid(e))
+            })
+        }
+        ResOp::Event => {
+            let (data, _) = args.data(0).map_err(|e| encode_failed(called, e))?;
+            let name = opt_text(called, "the name", args.scalar(1))?;
+            let id = opt_text(called, "the id", args.scalar(2))?;
+            let event = cove_core::event(name.as_deref(), id.as_deref(), &data)
+                .map_err(|e| called.invalid(e))?;
+            on_current(called, |c| {
+                c.res.send_event(event);
+                Ok(())
+            })
+        }
+        ResOp::Publish => {
+            let topic = topic(called, args.scalar(0))?;
+            let (data, binary) = args.data(1).map_err(|e| encode_failed(called, e))?;
+            let published = with_response(|res| res.publish(&topic, data.into(), binary))
+                .ok_or_else(|| CapError::new("app.ended", cove_core::PUBLISH_OUTSIDE_REQUEST))?;
+            published.map_err(|e| called.invalid(e))
+        }
+    }
+}
+
+/// A value the runtime's JSON encoder refused (a cycle, a function).
+fn encode_failed(called: Called, reason: String) -> CapError {
+    CapError::new("json.encode", format!("{called}: {reason}"))
+}
+
+/// Run `f` on the call in progress, or fail: the script kept `res` past
+/// its own handler.
+fn on_current(
+    called: Called,
+    f: impl FnOnce(&mut Current) -> Result<(), CapError>,
+) -> Result<(), CapError> {
+    CURRENT.with(|c| match c.borrow_mut().as_mut() {
+        Some(cur) => f(cur),
+        None => Err(CapError::new(
+            "res.ended",
+            format!("{called}: this request has ended; use res only inside its own handler"),
+        )),
+    })
+}
+
+/// An optional status code: an integer, a whole number or a numeric string.
+fn status(called: Called, v: Scalar<'_>) -> Result<Option<i64>, CapError> {
+    let bad =
+        |what: String| called.argument(format!("{called}: status must be an integer, got {what}"));
+    match v {
+        // JS `null` too: what a caller passes for "no status".
+        Scalar::Absent | Scalar::Null => Ok(None),
+        Scalar::Int(n) => Ok(Some(n)),
+        Scalar::Num(f) if f.fract() == 0.0 && f.abs() < 1e15 => Ok(Some(f as i64)),
+        Scalar::Num(f) => Err(bad(number_text(called.1, f))),
+        Scalar::Str(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            text.trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| bad(format!("{text:?}")))
+        }
+        other => Err(bad(other.type_name(called.1).to_string())),
+    }
+}
+
+/// A number as the runtime writes it.
+fn number_text(rt: Runtime, f: f64) -> String {
+    match rt {
+        Runtime::Lua => cove_core::lua_float(f),
+        Runtime::Js => cove_core::js_number(f),
+    }
+}
+
+/// Text: a string as it is, a number as the runtime writes it, nothing as
+/// empty.
+fn text(called: Called, what: &str, v: Scalar<'_>) -> Result<Vec<u8>, CapError> {
+    match v {
+        Scalar::Str(bytes) => Ok(bytes.into_owned()),
+        Scalar::Absent | Scalar::Null => Ok(Vec::new()),
+        Scalar::Int(n) => Ok(n.to_string().into_bytes()),
+        Scalar::Num(f) => Ok(number_text(called.1, f).into_bytes()),
+        other => Err(called.argument(format!(
+            "{called}: {what} must be a string, got {}",
+            other.type_name(called.1)
+        ))),
+    }
+}
+
+/// Text that is left out when absent.
+fn opt_text(called: Called, what: &str, v: Scalar<'_>) -> Result<Option<String>, CapError> {
+    match v {
+        Scalar::Absent | Scalar::Null => Ok(None),
+        v => utf8(called, what, text(called, what, v)?).map(Some),
+    }
+}
+
+/// Text that must be UTF-8 (a Lua string may hold any bytes).
+fn utf8(called: Called, what: &str, bytes: Vec<u8>) -> Result<String, CapError> {
+    String::from_utf8(bytes).map_err(|_| called.invalid(format!("{what} is not valid UTF-8")))
+}
+
+/// A topic: a string, nothing else.
+fn topic(called: Called, v: Scalar<'_>) -> Result<String, CapError> {
+    match v {
+        Scalar::Str(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        other => Err(called.argument(format!(
+            "{called}: the topic must be a string, got {}",
+            other.type_name(called.1)
+        ))),
+    }
+}
