@@ -241,7 +241,9 @@ impl Table for Entries {
 /// The function behind `res`'s methods and `app.publish`: reads its
 /// arguments in place ([`Reader`]), makes no value for them and looks no
 /// app state up. A method that chains (`res.status(201).json(x)`) returns
-/// its object: the second method of the table, picked by the entry.
+/// its object: the second method of the table, picked by [`CHAINS_BIT`]
+/// of the magic number (looking the entry up on each call to ask cost
+/// ~30 instructions).
 struct InPlace;
 impl Table for InPlace {
     const METHODS: &'static [Method] = &[
@@ -260,13 +262,16 @@ impl Table for InPlace {
     ];
 
     fn method(magic: usize) -> Option<&'static Method> {
-        let f = cap::functions().get(magic)?;
-        Self::METHODS.get(usize::from(f.chains()))
+        Self::METHODS.get(usize::from(magic & CHAINS_BIT != 0))
     }
 }
 
+/// In an [`InPlace`] function's magic number, beside its entry's index:
+/// the method chains.
+const CHAINS_BIT: usize = 1 << 14;
+
 fn call_in_place<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let Some(f) = cap::functions().get(args.magic()) else {
+    let Some(f) = cap::functions().get(args.magic() & !CHAINS_BIT) else {
         return Err(Exception::throw_internal(ctx, "no such capability"));
     };
     let mut reader = Reader {
@@ -517,9 +522,10 @@ pub(crate) fn methods<'js>(ctx: &Ctx<'js>, type_name: &str) -> rquickjs::Result<
     for f in cap::methods_of(type_name) {
         let Some(name) = f.js else { continue };
         let qualified = format!("res.{name}");
+        let chains = if f.chains() { CHAINS_BIT } else { 0 };
         obj.set(
             name,
-            function_with_magic::<InPlace>(ctx, &qualified, f.index())?,
+            function_with_magic::<InPlace>(ctx, &qualified, f.index() | chains)?,
         )?;
     }
     Ok(obj)
