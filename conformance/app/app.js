@@ -233,6 +233,8 @@ app.get("/json/failures", (req, res) => {
     cycle: failure(() => json.encode(cycle)),
     bad: failure(() => json.decode("{bad")),
     number: failure(() => json.decode(5)),
+    // What JSON.stringify threw is what res.json throws.
+    res_cycle: failure(() => res.json(cycle)),
   });
 });
 app.post("/json/bad", (req, res) => {

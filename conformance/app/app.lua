@@ -231,6 +231,7 @@ app.get("/json/failures", function(req, res)
   out.cycle, out.cycle_code = failure(json.encode, cycle)
   out.bad = select(2, failure(json.decode, "{bad"))
   out.number, out.number_code = failure(json.decode, 5)
+  out.res_cycle, out.res_cycle_code = failure(function(t) res:json(t) end, cycle)
   res:json(out)
 end)
 
