@@ -1,5 +1,5 @@
 //! State the native functions share on one worker: the database, what the
-//! app registered, and the request/response of the call in progress.
+//! app registered, and the request of the call in progress.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -10,8 +10,8 @@ use cove_caps::Registry;
 use cove_core::{Job, JobOutput, Request};
 use cove_db::SharedDb;
 
-/// The call in progress: the response being built and the request parts the
-/// lazy `req` fields are made from.
+/// The call in progress: the request parts the lazy `req` fields are made
+/// from (the response being built is held by cove_caps::cap::res).
 pub(crate) struct Call {
     pub(crate) req: Request,
     /// The address of this request's `req` object: its field getters refuse
@@ -110,7 +110,7 @@ pub(crate) fn settle_job<'js>(
 thread_local! {
     /// The call in progress on this worker thread (one runtime per worker;
     /// calls never overlap). A thread-local rather than a `Host` field so the
-    /// plain C functions of `res` reach it without captured state.
+    /// plain C functions of `req` reach it without captured state.
     static CALL: RefCell<Option<Call>> = const { RefCell::new(None) };
 }
 
