@@ -5,9 +5,9 @@
 //! one converter each way (cove-lua/src/caps.rs, cove-js/src/caps.rs); the
 //! checks of arguments, the messages and the results are made here, once,
 //! by each capability's adapter (crypto.rs, kv.rs, http.rs, smtp.rs,
-//! env.rs, log.rs, time, json.rs, db.rs, res.rs). Adding a function to a capability's own table
-//! adds it to both runtimes and to the API catalog (api/tables.rs) with no
-//! binding code. Some shapes have a fast path in every binding's loop, still
+//! env.rs, log.rs, time, json.rs, db.rs, res.rs). Adding a function to a
+//! capability's own table adds it to both runtimes and to the API catalog
+//! (api/tables.rs) with no binding code. Some shapes have a fast path in every binding's loop, still
 //! with no per-function code: a function of no arguments that reads a value
 //! ([`CapFn::reading`]: the clock, called on many requests). And the
 //! arguments come in one of three forms ([`ArgForm`]): values, text as the
