@@ -9,8 +9,9 @@
 //! trampoline; a reading (`time.now`: no arguments, no scope) returns
 //! before any conversion, and `res`'s methods and `app.publish` read
 //! their arguments where they lie ([`InPlace`]: a method's from slot 2,
-//! its object being slot 1; one that chains returns that object). One taking JSON (`json.encode`) gets each
-//! argument as raw/json.rs encodes it (Hull's rules), and a JSON result
+//! its object being slot 1; one that chains returns that object). One
+//! taking JSON (`json.encode`) gets each argument as raw/json.rs encodes
+//! it (Hull's rules), and a JSON result
 //! (`json.decode`) is decoded onto the frame by json.rs. Through mlua
 //! closures go only the functions that can wait (the network, Redis,
 //! PBKDF2: made with suspend.rs, so a handler suspends on them) and those
@@ -325,13 +326,18 @@ impl CFn for InPlace {
     }
 }
 
-/// The arguments of a call on its frame, from slot `first`.
-struct Frame<'a, 'l> {
+/// The arguments of a call on its frame, from slot `first` (also what
+/// `ws:send` reads its message with: ws.rs).
+pub(crate) struct Frame<'a, 'l> {
     s: &'a mut Stack<'l>,
     first: c_int,
 }
 
-impl Frame<'_, '_> {
+impl<'a, 'l> Frame<'a, 'l> {
+    pub(crate) fn new(s: &'a mut Stack<'l>, first: c_int) -> Self {
+        Frame { s, first }
+    }
+
     fn slot(&self, i: usize) -> c_int {
         self.first + i as c_int
     }

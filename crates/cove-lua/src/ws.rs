@@ -9,9 +9,9 @@ use std::ffi::c_int;
 
 use mlua::{Function, Lua, Table, Value};
 
+use cove_caps::cap::res::ArgReader;
 use cove_core::{WsCommand, WsEvent};
 
-use crate::raw::json::encode_slot;
 use crate::raw::{upvalue, CFn, Stack, View};
 
 /// Queue `command` for connection `conn`, whose event must be the one in
@@ -32,14 +32,11 @@ fn socket_event() -> Option<(u64, WsEvent)> {
 }
 
 /// What a message carries: a string as it is, a number as text, anything
-/// else as JSON (as `app.publish` takes it: cove_caps::cap::res).
+/// else as JSON, as `app.publish` reads it (caps.rs `Frame`).
 fn data_arg(s: &mut Stack<'_>, idx: c_int, api: &str) -> Result<Vec<u8>, String> {
-    match s.arg(idx) {
-        View::Str(bytes) => Ok(bytes.to_vec()),
-        View::Int(n) => Ok(n.to_string().into_bytes()),
-        View::Float(f) => Ok(cove_core::lua_float(f).into_bytes()),
-        _ => encode_slot(s, idx).map_err(|e| format!("{api}: {e}")),
-    }
+    let data = crate::caps::Frame::new(s, idx).data(0);
+    data.map(|(text, _)| text)
+        .map_err(|e| format!("{api}: {e}"))
 }
 
 /// The connection `ws:{api}` was called on: the `id` field of argument 1,
