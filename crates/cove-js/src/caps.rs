@@ -341,6 +341,15 @@ impl ArgReader for Reader<'_, '_, '_> {
     fn page(&mut self, i: usize) -> Option<String> {
         crate::template::take_rendered(&self.args.get(self.ctx, i))
     }
+
+    /// `this.id` (ws.js's connection objects), a whole number from 1.
+    fn connection(&mut self) -> Option<u64> {
+        let this = self.args.this(self.ctx).into_object()?;
+        match this.get::<_, Value>("id").ok()?.as_number() {
+            Some(id) if id >= 1.0 && id.fract() == 0.0 => Some(id as u64),
+            _ => None,
+        }
+    }
 }
 
 /// What every call of the context's capability functions needs, kept as
@@ -516,12 +525,18 @@ fn module<'js>(
     Ok(obj)
 }
 
-/// The methods of one type (`Response`: the prototype of every `res`).
-pub(crate) fn methods<'js>(ctx: &Ctx<'js>, type_name: &str) -> rquickjs::Result<Object<'js>> {
+/// The methods of one type (`Response`: the prototype of every `res`;
+/// `WebSocket`: ws.js puts them on its connections' prototype), their
+/// functions named as the object is (`res.json`, `ws.send`).
+pub(crate) fn methods<'js>(
+    ctx: &Ctx<'js>,
+    type_name: &str,
+    object: &str,
+) -> rquickjs::Result<Object<'js>> {
     let obj = Object::new(ctx.clone())?;
     for f in cap::methods_of(type_name) {
         let Some(name) = f.js else { continue };
-        let qualified = format!("res.{name}");
+        let qualified = format!("{object}.{name}");
         let chains = if f.chains() { CHAINS_BIT } else { 0 };
         obj.set(
             name,

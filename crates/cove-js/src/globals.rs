@@ -58,7 +58,11 @@ pub(crate) fn raw_object<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Resu
     crate::db::add(&raw, host)?;
     raw.set(
         "resProto",
-        crate::caps::methods(ctx, cove_caps::response::RESPONSE)?,
+        crate::caps::methods(ctx, cove_caps::response::RESPONSE, "res")?,
+    )?;
+    raw.set(
+        "wsMethods",
+        crate::caps::methods(ctx, cove_caps::response::WEBSOCKET, "ws")?,
     )?;
     crate::ws::add(&raw)?;
     Ok(raw)

@@ -6,7 +6,7 @@
 // to `close`, on the worker that holds the connection.
 "use strict";
 (function (raw, register) {
-  const { wsEvent, wsSend, wsClose, wsSubscribe, wsUnsubscribe } = raw;
+  const { wsEvent, wsMethods } = raw;
   // The open connections by id: an object, not a Map. QuickJS hashes a Map
   // key through its float64 bits, whose low bits are all zero for small
   // integers, so every id fell into one bucket and a lookup walked them
@@ -16,16 +16,13 @@
   // Filled by wsEvent with the event's [id, a, b]; one array for every
   // event (each is read before anything else runs).
   const ev = [0, undefined, undefined];
-  class WebSocketConnection {
-    constructor(id, ctx) {
-      this.id = id;
-      this.ctx = ctx;
-    }
-    send(data, binary) { wsSend(this.id, data, binary === true); }
-    close(code, reason) { wsClose(this.id, code, reason); }
-    subscribe(topic) { wsSubscribe(this.id, topic); }
-    unsubscribe(topic) { wsUnsubscribe(this.id, topic); }
+  // A connection's methods (send, close, subscribe, unsubscribe) are the
+  // capability table's natives (caps.rs), which read `this.id`.
+  function WebSocketConnection(id, ctx) {
+    this.id = id;
+    this.ctx = ctx;
   }
+  WebSocketConnection.prototype = wsMethods;
   const known = ["open", "message", "close"];
   return function ws(pattern, handlers) {
     if (handlers === null || typeof handlers !== "object") {

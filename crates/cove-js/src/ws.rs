@@ -1,39 +1,17 @@
-//! WebSocket endpoints (`app.ws`, docs/protocols.md): the natives behind
-//! the prelude's connection objects. `raw.wsEvent()` is the event the
-//! endpoint's dispatcher handles; `raw.wsSend`, `wsClose`, `wsSubscribe`
-//! and `wsUnsubscribe` queue commands on it (on the response of the call
-//! in progress, cove_caps::cap::res), only for the connection whose event
-//! it is.
+//! WebSocket endpoints (`app.ws`, docs/protocols.md): `raw.wsEvent()`, the
+//! event the endpoint's dispatcher handles, and what a message carries
+//! ([`data_arg`]). A connection's methods (`ws.send`, …) are the capability
+//! table's `WebSocket` methods (caps.rs, `raw.wsMethods`), which queue
+//! commands on the event in progress.
 
 use rquickjs::{Ctx, Function, Object, TypedArray, Value};
 
-use cove_core::{WsCommand, WsEvent};
+use cove_core::WsEvent;
 
-use crate::bind::{set_fn, throw, type_name};
+use crate::bind::{set_fn, throw};
 use crate::raw::fastfn::{fast_table, install, Args, Method};
 use crate::raw::value::{Val, View};
 use cove_caps::cap::res::with_response;
-
-/// Queue `command` for connection `id` (`ws.{api}`).
-fn command<'js>(
-    ctx: &Ctx<'js>,
-    api: &str,
-    id: f64,
-    command: WsCommand,
-) -> rquickjs::Result<Value<'js>> {
-    let outcome = match id {
-        id if id >= 1.0 && id.fract() == 0.0 => {
-            with_response(|res| res.socket_command(id as u64, command))
-        }
-        _ => Some(Err(format!(
-            "call it on a connection's ws object (ws.{api}(...))"
-        ))),
-    };
-    outcome
-        .unwrap_or_else(|| Err(cove_core::WS_NOT_RUNNING.into()))
-        .map_err(|e| throw(ctx, &format!("ws.{api}: {e}")))?;
-    Ok(Value::new_undefined(ctx.clone()))
-}
 
 /// What a message carries, and whether it is binary: a string as it is,
 /// bytes (`ArrayBuffer`, typed array) as they are, anything else as JSON
@@ -50,23 +28,6 @@ pub(crate) fn data_arg<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> rquickjs::Result<(
         return Ok((b, true));
     }
     Ok((crate::json::json_text(ctx, v)?, false))
-}
-
-/// Argument 0, the connection's id (`this.id` in ws.js): NaN, refused by
-/// [`command`], when it is not a number.
-fn id_arg(ctx: &Ctx<'_>, args: &Args<'_>) -> f64 {
-    args.get(ctx, 0).as_number().unwrap_or(f64::NAN)
-}
-
-/// A string argument.
-fn text(ctx: &Ctx<'_>, v: &Value<'_>, api: &str, what: &str) -> rquickjs::Result<String> {
-    match v.as_string() {
-        Some(s) => s.to_string(),
-        None => Err(throw(
-            ctx,
-            &format!("ws.{api}: {what} must be a string, got {}", type_name(v)),
-        )),
-    }
 }
 
 /// `raw.wsEvent(ev)`: the event in progress as its kind, 1 `open`, 2
@@ -127,88 +88,14 @@ fn build<'js>(ctx: Ctx<'js>) -> rquickjs::Result<Function<'js>> {
     ctx.eval_with_options(WS_JS, opts)
 }
 
-fn send<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let id = id_arg(ctx, args);
-    let (data, binary) = data_arg(ctx, args.get(ctx, 1))?;
-    let as_binary = args.get(ctx, 2).as_bool() == Some(true);
-    let send = WsCommand::Send {
-        data: data.into(),
-        binary: binary || as_binary,
-    };
-    command(ctx, "send", id, send)
-}
-
-fn close<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let id = id_arg(ctx, args);
-    let code = args.get(ctx, 1);
-    let code = match code.as_number() {
-        _ if code.is_undefined() => 1000,
-        Some(n) if n.fract() == 0.0 && (0.0..=65535.0).contains(&n) => n as u16,
-        Some(_) => 0,
-        None => {
-            let got = type_name(&code);
-            let msg = format!("ws.close: the code must be an integer, got {got}");
-            return Err(throw(ctx, &msg));
-        }
-    };
-    let reason = args.get(ctx, 2);
-    let reason = match reason.is_undefined() {
-        true => String::new(),
-        false => text(ctx, &reason, "close", "the reason")?,
-    };
-    let close =
-        WsCommand::close(code, &reason).map_err(|e| throw(ctx, &format!("ws.close: {e}")))?;
-    command(ctx, "close", id, close)
-}
-
-fn subscribe<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let id = id_arg(ctx, args);
-    let topic = text(ctx, &args.get(ctx, 1), "subscribe", "the topic")?;
-    let subscribe =
-        WsCommand::subscribe(&topic).map_err(|e| throw(ctx, &format!("ws.subscribe: {e}")))?;
-    command(ctx, "subscribe", id, subscribe)
-}
-
-fn unsubscribe<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
-    let id = id_arg(ctx, args);
-    let topic = text(ctx, &args.get(ctx, 1), "unsubscribe", "the topic")?;
-    command(ctx, "unsubscribe", id, WsCommand::Unsubscribe(topic))
-}
-
 fast_table!(
     WsNatives,
-    [
-        Method {
-            name: "wsEvent",
-            arity: 1,
-            chains: false,
-            run: event
-        },
-        Method {
-            name: "wsSend",
-            arity: 3,
-            chains: false,
-            run: send
-        },
-        Method {
-            name: "wsClose",
-            arity: 3,
-            chains: false,
-            run: close
-        },
-        Method {
-            name: "wsSubscribe",
-            arity: 2,
-            chains: false,
-            run: subscribe
-        },
-        Method {
-            name: "wsUnsubscribe",
-            arity: 2,
-            chains: false,
-            run: unsubscribe
-        },
-    ]
+    [Method {
+        name: "wsEvent",
+        arity: 1,
+        chains: false,
+        run: event
+    },]
 );
 
 /// The natives, on the prelude's `raw`.

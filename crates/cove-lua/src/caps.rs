@@ -7,9 +7,9 @@
 //! index in the table ([`Now`]): its arguments read from the frame, its
 //! results pushed on it, its failure raised at the caller's line by the
 //! trampoline; a reading (`time.now`: no arguments, no scope) returns
-//! before any conversion, and `res`'s methods and `app.publish` read
-//! their arguments where they lie ([`InPlace`]: a method's from slot 2,
-//! its object being slot 1; one that chains returns that object). One
+//! before any conversion, and `res`'s and `ws`'s methods and `app.publish`
+//! read their arguments where they lie ([`InPlace`]: a method's from slot
+//! 2, its object being slot 1; one that chains returns that object). One
 //! taking JSON (`json.encode`) gets each argument as raw/json.rs encodes
 //! it (Hull's rules), and a JSON result
 //! (`json.decode`) is decoded onto the frame by json.rs. Through mlua
@@ -30,6 +30,7 @@ use cove_caps::cap::res::{ArgReader, Scalar};
 use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::json::{JsonError, JsonOp};
 use cove_caps::kv::Kv;
+use cove_caps::response::WEBSOCKET;
 use cove_core::{CapError, JobOutput};
 use cove_db::{DbError, Origin, Row};
 
@@ -309,7 +310,9 @@ impl CFn for Now {
 }
 
 /// A function that reads its arguments where they lie (`res:json`,
-/// `app.publish`): no value is made for them, and no app state looked up.
+/// `ws:send`, `app.publish`): no value is made for them, and no app state
+/// looked up. A `ws` method closes over the key `"id"` too (upvalue 2,
+/// interned: reading its object's field pushes no new string).
 struct InPlace;
 impl CFn for InPlace {
     fn call(s: &mut Stack<'_>) -> Result<c_int, String> {
@@ -326,18 +329,13 @@ impl CFn for InPlace {
     }
 }
 
-/// The arguments of a call on its frame, from slot `first` (also what
-/// `ws:send` reads its message with: ws.rs).
-pub(crate) struct Frame<'a, 'l> {
+/// The arguments of a call on its frame, from slot `first`.
+struct Frame<'a, 'l> {
     s: &'a mut Stack<'l>,
     first: c_int,
 }
 
-impl<'a, 'l> Frame<'a, 'l> {
-    pub(crate) fn new(s: &'a mut Stack<'l>, first: c_int) -> Self {
-        Frame { s, first }
-    }
-
+impl Frame<'_, '_> {
     fn slot(&self, i: usize) -> c_int {
         self.first + i as c_int
     }
@@ -368,6 +366,18 @@ impl ArgReader for Frame<'_, '_> {
             _ => self.json(i)?,
         };
         Ok((text, false))
+    }
+
+    /// The `id` field of the object (slot 1), read raw: no metamethod runs.
+    fn connection(&mut self) -> Option<u64> {
+        if self.first < 2 || !self.s.is_table(1) {
+            return None;
+        }
+        self.s.push_value(upvalue(2));
+        self.s.raw_get(1);
+        let id = self.s.int_at(-1);
+        self.s.pop(1);
+        id.and_then(|n| u64::try_from(n).ok())
     }
 }
 
@@ -481,6 +491,10 @@ fn c_function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua
         match f.reading() {
             Some(Reading::Int(_)) => s.push_closure::<ReadInt>(1),
             Some(Reading::Text(_)) => s.push_text_closure::<ReadText>(1),
+            None if f.method_of() == Some(WEBSOCKET) => {
+                s.push_bytes(b"id");
+                s.push_closure::<InPlace>(2)
+            }
             None if f.reads_in_place() => s.push_closure::<InPlace>(1),
             None => s.push_closure::<Now>(1),
         }
@@ -514,7 +528,8 @@ fn function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua::
     }
 }
 
-/// The methods of one type (`Response`: what `res` indexes), as a table.
+/// The methods of one type (`Response`: what `res` indexes; `WebSocket`:
+/// what a connection's `ws` indexes), as a table.
 pub(crate) fn methods(lua: &Lua, type_name: &str) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     for f in cap::methods_of(type_name) {

@@ -217,6 +217,10 @@ fn failures_close_with_1011_and_name_the_line(lang: Lang) {
         c.send("this");
         assert_eq!(c.text(), "function");
     }
+    // A refusal caught by the handler has its code, the same in both
+    // runtimes, and the connection stays open.
+    c.send("codes");
+    assert_eq!(c.text(), "ws.argument ws.argument ws.invalid ws.argument");
     c.send("bye");
     assert_eq!(c.closed(), (4000, "bye now".into()));
     // The server keeps serving.

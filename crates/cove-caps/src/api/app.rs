@@ -5,7 +5,7 @@
 //! crates/cove-js/src/prelude.js, req.rs, caps.rs.
 
 use super::types::{f, f_opt, Field, TypeDef};
-use super::{opt, p, Module, Sig, Ty};
+use super::{p, Module, Sig, Ty};
 
 const HANDLER: Ty = Ty::Named("Handler");
 const MIDDLEWARE: Ty = Ty::Named("Middleware");
@@ -178,37 +178,6 @@ const WEBSOCKET_FIELDS: &[Field] = &[
     ),
 ];
 
-const WEBSOCKET_METHODS: &[Sig] = &[
-    Sig::both(
-        "send",
-        &[p("data", Ty::Any), opt("binary", Ty::Bool)],
-        Ty::Nil,
-        "send a message once the handler returns and its writes commit: a string as text (as binary when binary is true), JS bytes as binary, anything else as JSON text",
-    )
-    .method(),
-    Sig::both(
-        "close",
-        &[opt("code", Ty::Int), opt("reason", Ty::Str)],
-        Ty::Nil,
-        "close the connection (code 1000 by default; 1000-1003, 1007-1014 or 3000-4999; a reason of at most 123 bytes)",
-    )
-    .method(),
-    Sig::both(
-        "subscribe",
-        &[p("topic", Ty::Str)],
-        Ty::Nil,
-        "send this connection every message app.publish sends to topic, from any worker or process",
-    )
-    .method(),
-    Sig::both(
-        "unsubscribe",
-        &[p("topic", Ty::Str)],
-        Ty::Nil,
-        "stop sending this connection the topic's messages",
-    )
-    .method(),
-];
-
 const WS_HANDLER_FIELDS: &[Field] = &[
     f_opt(
         "open",
@@ -238,7 +207,7 @@ const TYPES: &[TypeDef] = &[
         name: "Response",
         doc: "The response being built (res); the last body method called wins, and nothing is sent until the handler returns",
         fields: &[],
-        // From the capability table: response_sigs.
+        // From the capability table: sigs_of.
         methods: &[],
     },
     TypeDef {
@@ -257,7 +226,8 @@ const TYPES: &[TypeDef] = &[
         name: "WebSocket",
         doc: "One WebSocket connection (ws), given to its endpoint's handlers; usable only inside them (reach other connections with subscribe and app.publish)",
         fields: WEBSOCKET_FIELDS,
-        methods: WEBSOCKET_METHODS,
+        // From the capability table: sigs_of.
+        methods: &[],
     },
     TypeDef {
         name: "WebSocketHandlers",
@@ -285,15 +255,16 @@ const TYPES: &[TypeDef] = &[
     },
 ];
 
-/// `res`'s methods (`methods`), or the `app` functions that act on the
-/// response (`app.publish`), from their declarations (crate::response).
-fn response_sigs(methods: bool) -> Vec<Sig> {
+/// The methods of a type (`res`'s, `ws`'s), or with `None` the `app`
+/// functions that act on the response (`app.publish`), from their
+/// declarations (crate::response).
+fn sigs_of(of: Option<&str>) -> Vec<Sig> {
     crate::response::FUNCTIONS
         .iter()
-        .filter(|f| f.is_method() == methods)
+        .filter(|f| f.of == of)
         .map(|f| {
             let sig = Sig::both(f.name, f.params, f.ret, f.doc);
-            if methods {
+            if f.is_method() {
                 sig.method()
             } else {
                 sig
@@ -305,12 +276,12 @@ fn response_sigs(methods: bool) -> Vec<Sig> {
 /// `hull:app`, the Lua global `app`.
 pub(super) fn module() -> Module {
     let mut functions = FUNCTIONS.to_vec();
-    functions.extend(response_sigs(false));
+    functions.extend(sigs_of(None));
     let types = TYPES
         .iter()
         .map(|t| match t.name {
-            crate::response::RESPONSE => TypeDef {
-                methods: super::tables::leak(response_sigs(true)),
+            crate::response::RESPONSE | crate::response::WEBSOCKET => TypeDef {
+                methods: super::tables::leak(sigs_of(Some(t.name))),
                 ..*t
             },
             _ => *t,

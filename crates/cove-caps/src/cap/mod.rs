@@ -16,16 +16,17 @@
 //!
 //! `db`'s statements go through the table too (db.rs): a query's rows are
 //! written into the runtime's own result builder ([`CapFn::start_into`]),
-//! not copied through a [`CapValue`]. So do `res`'s methods and
-//! `app.publish` (res.rs, on the response in progress): methods of a type
-//! ([`CapFn::method_of`]) bound into the runtime's `res` object, that read
-//! their arguments where they lie ([`CapFn::run_in_place`]; as values they
-//! cost ~400 instructions a call more). `template`, `req`, `ws:*` and
-//! `app`'s routes are the app model itself, bound by each runtime: they
-//! read or build the runtime's own values in place (pages, the request's
-//! lazy fields, handler functions, which no [`CapValue`] carries). The
-//! catalog declares them too, and crates/cove/tests/api_catalog.rs checks
-//! that each runtime exposes exactly those.
+//! not copied through a [`CapValue`]. So do `res`'s methods, a WebSocket
+//! connection's and `app.publish` (res.rs, on the response in progress):
+//! methods of a type ([`CapFn::method_of`]) bound into the runtime's `res`
+//! object or connection objects, that read their arguments where they lie
+//! ([`CapFn::run_in_place`]; as values they cost ~400 instructions a call
+//! more). `template`, `req` and `app`'s routes are the app model itself,
+//! bound by each runtime: they read or build the runtime's own values in
+//! place (pages, the request's lazy fields, handler functions, which no
+//! [`CapValue`] carries). The catalog declares them too, and
+//! crates/cove/tests/api_catalog.rs checks that each runtime exposes
+//! exactly those.
 
 mod crypto;
 mod db;
@@ -191,7 +192,7 @@ impl CapFn {
     /// for a function of its module.
     pub fn method_of(&self) -> Option<&'static str> {
         match self.kind {
-            Kind::Res(f) if f.is_method() => Some(crate::response::RESPONSE),
+            Kind::Res(f) => f.of,
             _ => None,
         }
     }
@@ -203,14 +204,20 @@ impl CapFn {
 
     /// It reads its arguments where they lie, through the binding's
     /// [`res::ArgReader`] ([`CapFn::run_in_place`]), not as [`CapValue`]s:
-    /// `res`'s methods and `app.publish`, on every request's path.
+    /// `res`'s and `ws`'s methods and `app.publish`, on every request's or
+    /// message's path.
     pub fn reads_in_place(&self) -> bool {
         matches!(self.kind, Kind::Res(_))
     }
 
     /// Run a function that [`reads_in_place`](CapFn::reads_in_place). It
     /// returns nothing (a method that chains returns its object).
-    pub fn run_in_place(&self, rt: Runtime, args: &mut dyn res::ArgReader) -> Result<(), CapError> {
+    /// Generic over the reader, so each binding's is inlined into it.
+    pub fn run_in_place<R: res::ArgReader + ?Sized>(
+        &self,
+        rt: Runtime,
+        args: &mut R,
+    ) -> Result<(), CapError> {
         match self.kind {
             Kind::Res(f) => res::run(f, rt, args),
             _ => Err(CapError::new(
@@ -280,8 +287,12 @@ impl CapFn {
             Kind::Log(level) => log::write(level, &args),
             Kind::Json(f) => json::start(f, scope, args),
             Kind::Db(f) => db::start(f, scope, args, None),
-            Kind::Res(f) => res::run(f, scope.runtime, &mut res::Values(&args, scope.runtime))
-                .map(|()| Started::Done(CapValue::Nothing)),
+            Kind::Res(f) => res::run(
+                f,
+                scope.runtime,
+                &mut res::Values::of(f, &args, scope.runtime),
+            )
+            .map(|()| Started::Done(CapValue::Nothing)),
         }
     }
 

@@ -1,5 +1,8 @@
-//! `res:*` and `app.publish` on the response in progress: their arguments
-//! checked and their messages made here, for both runtimes.
+//! `res:*`, `ws:*` and `app.publish` on the response in progress: their
+//! arguments checked and their messages made here, for both runtimes. A
+//! `ws` method queues a command for its connection, which must be the one
+//! whose event is being handled (its id read by the binding's reader,
+//! [`ArgReader::connection`]).
 //!
 //! They run on every request, so they read their arguments where they lie
 //! ([`ArgReader`], implemented by each binding over its own frame) rather
@@ -15,10 +18,10 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use cove_core::{CapError, Response};
+use cove_core::{CapError, Response, WsCommand};
 
 use super::{CapValue, Runtime};
-use crate::response::{ResFn, ResOp};
+use crate::response::{ResFn, ResOp, WEBSOCKET};
 use crate::Csp;
 
 struct Current {
@@ -41,46 +44,52 @@ pub fn end() -> Option<Response> {
 }
 
 /// Run `f` on the response in progress, if a call is in progress (the
-/// bindings' `ws:*` methods queue their commands on it).
+/// bindings read a WebSocket event from it).
 pub fn with_response<R>(f: impl FnOnce(&mut Response) -> R) -> Option<R> {
     CURRENT.with(|c| c.borrow_mut().as_mut().map(|cur| f(&mut cur.res)))
 }
 
 /// The function as the script called it (`res:json`, `res.json`,
-/// `app.publish`), for messages; formatted only when one is written.
+/// `ws:send`, `app.publish`), for messages; formatted only when one is
+/// written.
 #[derive(Clone, Copy)]
 struct Called(&'static ResFn, Runtime);
 
 impl std::fmt::Display for Called {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let object = self.code("res", "ws", "app");
         match (self.0.is_method(), self.1) {
-            (false, _) => write!(f, "app.{}", self.0.name),
-            (true, Runtime::Lua) => write!(f, "res:{}", self.0.name),
-            (true, Runtime::Js) => write!(f, "res.{}", self.0.name),
+            (true, Runtime::Lua) => write!(f, "{object}:{}", self.0.name),
+            _ => write!(f, "{object}.{}", self.0.name),
         }
     }
 }
 
 impl Called {
-    /// A code of its module: `res.argument`, `app.argument`.
-    fn code(self, res: &'static str, app: &'static str) -> &'static str {
-        if self.0.is_method() {
-            res
-        } else {
-            app
+    /// One of three, by the object called: `res`, a connection's `ws`, or
+    /// `app` (a code of its module: `res.argument`, `ws.argument`,
+    /// `app.argument`).
+    fn code(self, res: &'static str, ws: &'static str, app: &'static str) -> &'static str {
+        match self.0.of {
+            None => app,
+            Some(WEBSOCKET) => ws,
+            Some(_) => res,
         }
     }
 
     /// An argument of the wrong type (JS: a `TypeError`).
     fn argument(self, msg: String) -> CapError {
-        CapError::new(self.code("res.argument", "app.argument"), msg)
+        CapError::new(
+            self.code("res.argument", "ws.argument", "app.argument"),
+            msg,
+        )
     }
 
     /// A value the response refuses (a status out of range, a header name
-    /// with a newline, a topic too long).
+    /// with a newline, a topic too long, a close code not sendable).
     fn invalid(self, reason: impl std::fmt::Display) -> CapError {
         CapError::new(
-            self.code("res.invalid", "app.invalid"),
+            self.code("res.invalid", "ws.invalid", "app.invalid"),
             format!("{self}: {reason}"),
         )
     }
@@ -131,12 +140,32 @@ pub trait ArgReader {
     fn page(&mut self, _i: usize) -> Option<String> {
         None
     }
+    /// The connection a `ws` method was called on (its object's `id`);
+    /// `None` when the object is not a connection's.
+    fn connection(&mut self) -> Option<u64> {
+        None
+    }
 }
 
-/// The reader of arguments given as values (`CapFn::start`, tests).
-pub(super) struct Values<'a>(pub(super) &'a [CapValue], pub(super) Runtime);
+/// The reader of arguments given as values (`CapFn::start`, tests); a `ws`
+/// method's first value is its connection's id.
+pub(super) struct Values<'a>(&'a [CapValue], Runtime, Option<u64>);
+
+impl<'a> Values<'a> {
+    pub(super) fn of(f: &ResFn, args: &'a [CapValue], rt: Runtime) -> Self {
+        match (f.is_socket(), args) {
+            (true, [CapValue::Int(id), rest @ ..]) => Values(rest, rt, u64::try_from(*id).ok()),
+            (true, [_, rest @ ..]) => Values(rest, rt, None),
+            _ => Values(args, rt, None),
+        }
+    }
+}
 
 impl ArgReader for Values<'_> {
+    fn connection(&mut self) -> Option<u64> {
+        self.2
+    }
+
     fn scalar(&mut self, i: usize) -> Scalar<'_> {
         match self.0.get(i).unwrap_or(&CapValue::Nothing) {
             CapValue::Nothing => Scalar::Absent,
@@ -164,7 +193,11 @@ impl ArgReader for Values<'_> {
 }
 
 /// Do `f`'s work on the response in progress.
-pub fn run(f: &'static ResFn, rt: Runtime, args: &mut dyn ArgReader) -> Result<(), CapError> {
+pub fn run<R: ArgReader + ?Sized>(
+    f: &'static ResFn,
+    rt: Runtime,
+    args: &mut R,
+) -> Result<(), CapError> {
     let called = Called(f, rt);
     match f.op {
         ResOp::Status => {
@@ -251,6 +284,75 @@ pub fn run(f: &'static ResFn, rt: Runtime, args: &mut dyn ArgReader) -> Result<(
                 .ok_or_else(|| CapError::new("app.ended", cove_core::PUBLISH_OUTSIDE_REQUEST))?;
             published.map_err(|e| called.invalid(e))
         }
+        ResOp::Send => {
+            let conn = connection(called, args)?;
+            let (data, binary) = args.data(0).map_err(|e| encode_failed(called, e))?;
+            let as_binary = matches!(args.scalar(1), Scalar::Bool(true));
+            let data = data.into();
+            let binary = binary || as_binary;
+            socket(called, conn, WsCommand::Send { data, binary })
+        }
+        ResOp::Close => {
+            let conn = connection(called, args)?;
+            let code = close_code(called, args.scalar(0))?;
+            let reason = opt_text(called, "the reason", args.scalar(1))?.unwrap_or_default();
+            let close = WsCommand::close(code, &reason).map_err(|e| called.invalid(e))?;
+            socket(called, conn, close)
+        }
+        ResOp::Join => {
+            let conn = connection(called, args)?;
+            let topic = topic(called, args.scalar(0))?;
+            let join = WsCommand::subscribe(&topic).map_err(|e| called.invalid(e))?;
+            socket(called, conn, join)
+        }
+        ResOp::Leave => {
+            let conn = connection(called, args)?;
+            let topic = topic(called, args.scalar(0))?;
+            socket(called, conn, WsCommand::Unsubscribe(topic))
+        }
+    }
+}
+
+/// The connection a `ws` method was called on.
+fn connection<R: ArgReader + ?Sized>(called: Called, args: &mut R) -> Result<u64, CapError> {
+    args.connection().ok_or_else(|| {
+        let how = match called.1 {
+            Runtime::Lua => format!("with a colon: {called}(...)"),
+            Runtime::Js => format!("({called}(...))"),
+        };
+        called.argument(format!(
+            "{called}: call it on a connection's ws object {how}"
+        ))
+    })
+}
+
+/// Queue `command` for connection `conn`, whose event must be the one in
+/// progress.
+fn socket(called: Called, conn: u64, command: WsCommand) -> Result<(), CapError> {
+    let not_running = || {
+        let msg = format!("{called}: {}", cove_core::WS_NOT_RUNNING);
+        CapError::new("ws.ended", msg)
+    };
+    match with_response(|res| res.socket_command(conn, command)) {
+        None => Err(not_running()),
+        Some(Err(e)) if e == cove_core::WS_NOT_RUNNING => Err(not_running()),
+        Some(Err(e)) => Err(called.invalid(e)),
+        Some(Ok(())) => Ok(()),
+    }
+}
+
+/// A close code: 1000 when absent; a number out of a code's range is 0,
+/// which [`WsCommand::close`] refuses with the codes it takes.
+fn close_code(called: Called, v: Scalar<'_>) -> Result<u16, CapError> {
+    match v {
+        Scalar::Absent => Ok(1000),
+        Scalar::Int(n) => Ok(u16::try_from(n).unwrap_or(0)),
+        Scalar::Num(f) if f.fract() == 0.0 && (0.0..=65535.0).contains(&f) => Ok(f as u16),
+        Scalar::Num(_) => Ok(0),
+        other => Err(called.argument(format!(
+            "{called}: the code must be an integer, got {}",
+            other.type_name(called.1)
+        ))),
     }
 }
 

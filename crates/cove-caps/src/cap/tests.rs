@@ -539,3 +539,113 @@ fn res_methods_outside_a_request_and_app_publish() {
     assert_eq!(e.code, "res.invalid");
     assert!(res::end().is_some());
 }
+
+fn ws_fn(name: &str) -> &'static CapFn {
+    methods_of("WebSocket")
+        .find(|f| f.lua == Some(name))
+        .expect("a ws method")
+}
+
+/// `ws`'s methods through the table: commands for the connection whose
+/// event is being handled (in a call with values, the first value is the
+/// connection's id), the same codes in both runtimes.
+#[test]
+fn ws_methods_queue_commands_for_their_own_connection() {
+    let kv = Kv::local();
+    let lua = scope(Runtime::Lua, &kv);
+    let js = scope(Runtime::Js, &kv);
+    let names: Vec<_> = methods_of("WebSocket").map(|f| f.lua.unwrap()).collect();
+    assert_eq!(names, ["send", "close", "subscribe", "unsubscribe"]);
+    let send = ws_fn("send");
+    assert!(send.reads_in_place() && !send.chains());
+    // Outside any event.
+    let e = err(send.call(&lua, vec![CapValue::Int(7), s("hi")]));
+    assert_eq!(e.code, "ws.ended");
+    assert!(e
+        .message
+        .starts_with("ws:send: this connection's handler is not running"));
+    let mut res = cove_core::Response::new();
+    res.start_socket_turn(7, cove_core::WsEvent::Open);
+    res::begin(res, std::rc::Rc::new(crate::Csp::Disabled));
+    send.call(&lua, vec![CapValue::Int(7), s("hi")]).unwrap();
+    send.call(
+        &js,
+        vec![CapValue::Int(7), CapValue::Int(3), CapValue::Bool(true)],
+    )
+    .unwrap();
+    let list = CapValue::List(vec![CapValue::Int(1)]);
+    send.call(&lua, vec![CapValue::Int(7), list]).unwrap();
+    ws_fn("subscribe")
+        .call(&js, vec![CapValue::Int(7), s("room")])
+        .unwrap();
+    ws_fn("unsubscribe")
+        .call(&js, vec![CapValue::Int(7), s("room")])
+        .unwrap();
+    ws_fn("close").call(&lua, vec![CapValue::Int(7)]).unwrap();
+    // Another connection, a missing object, bad arguments.
+    let e = err(send.call(&js, vec![CapValue::Int(8), s("x")]));
+    assert_eq!(e.code, "ws.ended");
+    assert!(
+        e.message.starts_with("ws.send: this connection's"),
+        "{}",
+        e.message
+    );
+    let e = err(send.call(&lua, vec![s("not a ws"), s("x")]));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "ws.argument",
+            "ws:send: call it on a connection's ws object with a colon: ws:send(...)"
+        )
+    );
+    let close = ws_fn("close");
+    let e = err(close.call(&js, vec![CapValue::Int(7), CapValue::Int(1005)]));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "ws.invalid",
+            "ws.close: a close code is 1000-1003, 1007-1014 or 3000-4999, got 1005"
+        )
+    );
+    let e = err(close.call(&lua, vec![CapValue::Int(7), s("x")]));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "ws.argument",
+            "ws:close: the code must be an integer, got string"
+        )
+    );
+    let e = err(ws_fn("subscribe").call(&lua, vec![CapValue::Int(7), CapValue::Int(1)]));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "ws.argument",
+            "ws:subscribe: the topic must be a string, got number"
+        )
+    );
+    let turn = res::end().unwrap().socket_turn().unwrap().clone();
+    use cove_core::WsCommand;
+    assert_eq!(
+        turn.commands,
+        [
+            WsCommand::Send {
+                data: b"hi".to_vec().into(),
+                binary: false
+            },
+            WsCommand::Send {
+                data: b"3".to_vec().into(),
+                binary: true
+            },
+            WsCommand::Send {
+                data: b"[1]".to_vec().into(),
+                binary: false
+            },
+            WsCommand::Subscribe("room".into()),
+            WsCommand::Unsubscribe("room".into()),
+            WsCommand::Close {
+                code: 1000,
+                reason: String::new()
+            },
+        ]
+    );
+}
