@@ -369,6 +369,28 @@ app.get("/tpl/missing", (req, res) => res.html(template.render("conf/nope.html",
 
 // ---- error codes (docs/api.md, "Error codes") ---------------------------------
 import { kv } from "hull:kv";
+// Registering routes and middleware (the capability table's `app.get`,
+// `app.use`): the same messages and codes in both runtimes, while the app
+// loads and from a handler, once it has loaded.
+const refusal = (f) => {
+  try {
+    f();
+    return "no error";
+  } catch (e) {
+    return { message: e.message, code: e.code };
+  }
+};
+const registration = {
+  pattern: refusal(() => app.get(5, () => {})),
+  middleware: refusal(() => app.use("GET", "/x", 5)),
+  invalid: refusal(() => app.get("nope", () => {})),
+  method: refusal(() => app.use("", "/x", () => {})),
+};
+app.get("/errors/routes", (req, res) => {
+  registration.late = refusal(() => app.post("/late", () => {}));
+  res.json(registration);
+});
+
 app.get("/errors/codes", (req, res) => {
   const code = (f) => {
     try {

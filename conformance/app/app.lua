@@ -355,6 +355,25 @@ app.get("/tpl/missing", function(req, res)
   res:html(template.render("conf/nope.html", {}))
 end)
 
+-- Registering routes and middleware (the capability table's `app.get`,
+-- `app.use`): the same messages and codes in both runtimes, while the app
+-- loads and from a handler, once it has loaded.
+local function refusal(f, ...)
+  local ok, err = pcall(f, ...)
+  if ok then return "no error" end
+  return { message = tostring(err), code = err:code() }
+end
+local registration = {
+  pattern = refusal(app.get, 5, function() end),
+  middleware = refusal(app.use, "GET", "/x", 5),
+  invalid = refusal(app.get, "nope", function() end),
+  method = refusal(app.use, "", "/x", function() end),
+}
+app.get("/errors/routes", function(req, res)
+  registration.late = refusal(app.post, "/late", function() end)
+  res:json(registration)
+end)
+
 -- Error codes (docs/api.md, "Error codes"): `err:code()` on what pcall
 -- caught in Lua, `e.code` in JS; false where the error has none.
 local kv = require("hull.kv")

@@ -16,6 +16,7 @@ mod metrics;
 pub mod pubsub;
 pub mod registry;
 pub mod response;
+pub mod routes;
 pub mod sig;
 pub mod smtp;
 pub mod testkit;

@@ -2,7 +2,7 @@
 //! middleware with their handlers, and the manifest. One per script VM;
 //! `H` is the runtime's handle to a script function.
 
-use cove_core::{HandlerId, RouteError, RouteTable};
+use cove_core::{CapError, HandlerId, RouteError, RouteTable};
 
 use crate::{Csp, Manifest, ManifestError};
 
@@ -37,20 +37,23 @@ pub struct Registered<H> {
 }
 
 impl<H> Registry<H> {
-    /// Add `handler` through `add` (`app.{api}`); fails once loading ended.
+    /// Add `handler` through `add` (`app.{api}`); fails once loading ended
+    /// (`app.loaded`) or when the route table refuses it (`app.invalid`).
     pub fn register(
         &mut self,
         api: &str,
         handler: H,
         add: impl FnOnce(&mut RouteTable, HandlerId) -> Result<(), RouteError>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CapError> {
         if !self.loading {
-            return Err(format!(
-                "app.{api}: routes and middleware must be registered while the app loads (at the top level of the app file)"
+            return Err(CapError::new(
+                "app.loaded",
+                format!("app.{api}: routes and middleware must be registered while the app loads (at the top level of the app file)"),
             ));
         }
         let id = self.handlers.len() as HandlerId;
-        add(&mut self.routes, id).map_err(|e| format!("app.{api}: {e}"))?;
+        add(&mut self.routes, id)
+            .map_err(|e| CapError::new("app.invalid", format!("app.{api}: {e}")))?;
         self.handlers.push(handler);
         Ok(())
     }
@@ -141,12 +144,16 @@ mod tests {
         let err = r.register("use", "h1", |t, id| {
             t.add_middleware(cove_core::Phase::Pre, "GET", "no-slash", id)
         });
-        assert!(err.unwrap_err().starts_with("app.use: "));
+        let err = err.unwrap_err();
+        assert!(err.message.starts_with("app.use: "), "{err}");
+        assert_eq!(err.code, "app.invalid");
         let done = r.finish();
         assert_eq!(done.handlers, vec!["h0"]);
         assert_eq!(done.routes.route_count(), 1);
         let late = r.register("post", "h2", |t, id| t.add_route("POST", "/", id));
-        assert!(late.unwrap_err().contains("while the app loads"));
+        let late = late.unwrap_err();
+        assert!(late.message.contains("while the app loads"), "{late}");
+        assert_eq!(late.code, "app.loaded");
     }
 
     #[test]

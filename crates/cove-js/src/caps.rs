@@ -26,7 +26,7 @@
 use std::rc::Rc;
 
 use rquickjs::function::Rest;
-use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Promise, Value};
+use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Persistent, Promise, Value};
 
 use cove_caps::app_metrics::{self, Metric};
 use cove_caps::cap::res::{ArgReader, Scalar};
@@ -484,6 +484,26 @@ impl Bound<'_> {
     }
 }
 
+/// A function that registers a handler (`app.get`, `app.use`): its
+/// arguments as values, the handler saved as itself.
+fn register<'js>(
+    ctx: &Ctx<'js>,
+    calls: &Calls,
+    f: &'static CapFn,
+    handler_arg: usize,
+    args: &[Value<'js>],
+) -> rquickjs::Result<()> {
+    let handler = args
+        .get(handler_arg)
+        .and_then(|v| v.as_function())
+        .map(|h| Persistent::save(ctx, h.clone()));
+    let values = args_of(args)?;
+    let mut registry = calls.host.registry.borrow_mut();
+    let registered = f.register(Runtime::Js, &values, handler, &mut registry);
+    drop(registry);
+    registered.map_err(|e| throw(ctx, &e))
+}
+
 /// The object of one module (its specifier: `hull:kv`), whose `db`
 /// statements run as `origin`.
 fn module<'js>(
@@ -501,7 +521,14 @@ fn module<'js>(
     for f in cap::module_functions(spec) {
         let Some(name) = f.js else { continue };
         let qualified = format!("{}.{name}", spec.trim_start_matches("hull:"));
-        let func = if f.reads_in_place() {
+        let func = if let Some(i) = f.handler_arg() {
+            let calls = calls.clone();
+            Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
+                register(&ctx, &calls, f, i, &args.0)
+            })?
+            .with_name(&qualified)?
+            .into_value()
+        } else if f.reads_in_place() {
             function_with_magic::<InPlace>(ctx, &qualified, f.index())?
         } else {
             function_with_magic::<Entries>(ctx, &qualified, f.index() | stdlib)?

@@ -4,38 +4,25 @@
 
 use std::rc::Rc;
 
-use rquickjs::{Ctx, Function, Object, Persistent, Value};
-
-use cove_core::Phase;
+use rquickjs::{Ctx, Function, Object, Persistent};
 
 use crate::bind::{set_fn, throw};
 use crate::host::Host;
 
-/// `raw.register(api, phase, method, pattern, fn)`: a route (`phase` null),
-/// a middleware (`"pre"`, `"post"`) or a WebSocket endpoint (`"socket"`).
+/// `raw.registerSocket(pattern, fn)`: a WebSocket endpoint's dispatcher
+/// (ws.js). Routes and middleware are the capability table's (caps.rs).
 fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
     let h = host.clone();
     set_fn(
         raw,
-        "register",
-        move |ctx: Ctx<'js>,
-              api: String,
-              phase: Value<'js>,
-              method: String,
-              pattern: String,
-              f: Function<'js>| {
+        "registerSocket",
+        move |ctx: Ctx<'js>, pattern: String, f: Function<'js>| {
             let saved = Persistent::save(&ctx, f);
-            let phase = phase.as_string().map(|s| s.to_string()).transpose()?;
-            let result =
-                h.registry
-                    .borrow_mut()
-                    .register(&api, saved, |t, id| match phase.as_deref() {
-                        None => t.add_route(&method, &pattern, id),
-                        Some("socket") => t.add_socket(&pattern, id),
-                        Some("pre") => t.add_middleware(Phase::Pre, &method, &pattern, id),
-                        Some(_) => t.add_middleware(Phase::Post, &method, &pattern, id),
-                    });
-            result.map_err(|e| throw(&ctx, &e))
+            let result = h
+                .registry
+                .borrow_mut()
+                .register("ws", saved, |t, id| t.add_socket(&pattern, id));
+            result.map_err(|e| crate::bind::throw_cap(&ctx, &e))
         },
     )?;
     let h = host.clone();

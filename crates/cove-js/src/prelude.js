@@ -4,34 +4,14 @@
 // engine calls for every handler and middleware.
 (function (raw) {
   "use strict";
-  const { register } = raw;
   const stringify = JSON.stringify;
   const defineProperty = Object.defineProperty;
 
   // ---- app (Hull §3.1) ----------------------------------------------------
-  // The capability table's `app` (`app.publish`), and the rest here.
+  // The capability table's `app` (its routes, middleware and
+  // `app.publish`), and the rest here.
   const app = raw.app;
   let manifest;
-  const route = (api, method) =>
-    function (pattern, handler) {
-      if (typeof handler !== "function") throw new TypeError("handler must be a function");
-      register(api, null, method, String(pattern), handler);
-    };
-  for (const [api, method] of [
-    ["get", "GET"], ["post", "POST"], ["put", "PUT"], ["del", "DELETE"],
-    ["delete", "DELETE"], ["patch", "PATCH"], ["options", "OPTIONS"],
-  ]) {
-    app[api] = route(api, method);
-  }
-  const middleware = (api, phase) =>
-    function (method, pattern, handler) {
-      if (typeof method !== "string" || typeof pattern !== "string" || typeof handler !== "function") {
-        throw new TypeError(`app.${api} requires (method, pattern, handler)`);
-      }
-      register(api, phase, method, pattern, handler);
-    };
-  app.use = middleware("use", "pre");
-  app.usePost = middleware("usePost", "post");
   app.manifest = (m) => {
     raw.manifest(stringify(m === undefined ? null : m));
     manifest = m;
@@ -50,7 +30,7 @@
   // prelude, it cost ~1.6k instructions a request on a 20-row query,
   // measured: the collector walks every function).
   app.ws = function (pattern, handlers) {
-    app.ws = raw.wsBuild()(raw, register);
+    app.ws = raw.wsBuild()(raw, raw.registerSocket);
     return app.ws(pattern, handlers);
   };
 

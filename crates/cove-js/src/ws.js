@@ -1,5 +1,5 @@
 // Cove's `app.ws` (prelude.js), compiled on an app's first call: given
-// the natives (`raw`) and the route registrar, it returns `app.ws`. The
+// the natives (`raw`) and the endpoint registrar, it returns `app.ws`. The
 // engine calls an endpoint's dispatcher for each event of a connection,
 // with the upgrade request's req for `open` (so `req.ctx` holds what
 // middleware put there); the connection's `ws` object lives from `open`
@@ -41,7 +41,7 @@
     // as a method of `handlers` (a method call, where `.call` would add a
     // native call of ~400 instructions to every message).
     const { open, message, close } = handlers;
-    register("ws", "socket", "GET", String(pattern), function (req) {
+    register(String(pattern), function (req) {
       const kind = wsEvent(ev);
       const id = ev[0], a = ev[1], b = ev[2];
       ev[1] = ev[2] = undefined; // not kept alive until the next event

@@ -1,9 +1,9 @@
-//! The `app` global (Hull §3.1, §11.2): routes, middleware, manifest.
+//! The `app` global (Hull §3.1, §11.2): the manifest and `app.config`; its
+//! routes, middleware and `app.publish` are the capability table's (caps.rs).
 
 use mlua::{Function, Lua, MultiValue, Table, Value};
 
 use cove_caps::Registry;
-use cove_core::{HandlerId, Phase, RouteTable};
 
 use crate::bind::raising;
 
@@ -52,59 +52,23 @@ fn arg<T: mlua::FromLua>(
     })
 }
 
-fn register(
-    lua: &Lua,
-    api: &str,
-    f: Function,
-    add: impl FnOnce(&mut RouteTable, HandlerId) -> Result<(), cove_core::RouteError>,
-) -> mlua::Result<MultiValue> {
-    state_mut(lua)?
-        .registry
-        .register(api, f, add)
-        .map_err(mlua::Error::RuntimeError)?;
-    Ok(MultiValue::new())
-}
-
 /// `app.ws(pattern, handlers)`: the prelude's dispatcher for the endpoint.
-pub(crate) fn register_socket(lua: &Lua, pattern: &str, f: Function) -> mlua::Result<MultiValue> {
-    register(lua, "ws", f, |t, id| t.add_socket(pattern, id))
+pub(crate) fn register_socket(lua: &Lua, pattern: &str, f: Function) -> mlua::Result<()> {
+    let registered = state_mut(lua)?
+        .registry
+        .register("ws", f, |t, id| t.add_socket(pattern, id));
+    registered.map_err(|e| mlua::Error::runtime(crate::error::coded(lua, e)))
 }
 
-/// Every `app.*` function raises its failures as plain strings at the
-/// caller's line (bind.rs `raising`), as `db.*` does. They join the `app`
-/// of the capability table (`app.publish`: caps.rs), made first.
+/// `app`'s functions that are not in the capability table (whose routes,
+/// middleware and `app.publish` (caps.rs) are in the `app` made first).
+/// Each raises its failures as plain strings at the caller's line
+/// (bind.rs `raising`).
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     let app: Table = match lua.globals().raw_get("app")? {
         Value::Table(t) => t,
         _ => lua.create_table()?,
     };
-    for (api, method) in [
-        ("get", "GET"),
-        ("post", "POST"),
-        ("put", "PUT"),
-        ("del", "DELETE"),
-        ("delete", "DELETE"),
-        ("patch", "PATCH"),
-        ("options", "OPTIONS"),
-    ] {
-        let f = raising(lua, move |lua, args| {
-            let pattern: String = arg(lua, &args, 0, (api, "the pattern", "string"))?;
-            let f = arg(lua, &args, 1, (api, "the handler", "function"))?;
-            register(lua, api, f, |t, id| t.add_route(method, &pattern, id))
-        })?;
-        app.raw_set(api, f)?;
-    }
-    for (api, phase) in [("use", Phase::Pre), ("use_post", Phase::Post)] {
-        let f = raising(lua, move |lua, args| {
-            let method: String = arg(lua, &args, 0, (api, "the method", "string"))?;
-            let pattern: String = arg(lua, &args, 1, (api, "the pattern", "string"))?;
-            let f = arg(lua, &args, 2, (api, "the middleware", "function"))?;
-            register(lua, api, f, |t, id| {
-                t.add_middleware(phase, &method, &pattern, id)
-            })
-        })?;
-        app.raw_set(api, f)?;
-    }
     app.raw_set(
         "manifest",
         raising(lua, |lua, args| {

@@ -501,8 +501,30 @@ fn c_function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua
     })
 }
 
+/// A function that registers a handler (`app.get`, `app.use`): its
+/// arguments as values, the handler handed over as itself.
+fn registering(lua: &Lua, f: &'static CapFn, handler_arg: usize) -> mlua::Result<mlua::Function> {
+    raising(lua, move |lua, args| {
+        let handler = match args.get(handler_arg) {
+            Some(Value::Function(h)) => Some(h.clone()),
+            _ => None,
+        };
+        let values = args_of(lua, args)?;
+        let registered = match lua.app_data_mut::<AppState>() {
+            Some(mut st) => f.register(Runtime::Lua, &values, handler, &mut st.registry),
+            None => return Err(mlua::Error::runtime("app state missing")),
+        };
+        match registered {
+            Ok(()) => Ok(MultiValue::new()),
+            Err(e) => Err(mlua::Error::runtime(coded(lua, e))),
+        }
+    })
+}
+
 fn function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua::Function> {
-    if with_scope(lua, origin, |s| f.can_wait(s)) {
+    if let Some(i) = f.handler_arg() {
+        registering(lua, f, i)
+    } else if with_scope(lua, origin, |s| f.can_wait(s)) {
         slow_function(lua, move |lua, args| {
             let args = args_in_form(lua, f, args)?;
             match with_scope(lua, origin, |s| f.start(s, args)) {

@@ -1,82 +1,19 @@
 //! `hull:app` (Lua global `app`): routes, middleware and the manifest, and
 //! the objects every handler gets, `req` ([`REQUEST`]) and `res`
-//! (`Response`; its methods and `app.publish` are declared with the capability
-//! table, crate::response). Bindings: crates/cove-lua/src/app_api.rs, req.rs, caps.rs;
-//! crates/cove-js/src/prelude.js, req.rs, caps.rs.
+//! (`Response`). Declared with the capability table: the routes and
+//! middleware (crate::routes), `res`'s and `ws`'s methods and `app.publish`
+//! (crate::response). Bindings: crates/cove-lua/src/app_api.rs, req.rs,
+//! caps.rs; crates/cove-js/src/prelude.js, req.rs, caps.rs.
 
 use super::types::{f, f_opt, Field, TypeDef};
 use super::{p, Module, Sig, Ty};
 
-const HANDLER: Ty = Ty::Named("Handler");
-const MIDDLEWARE: Ty = Ty::Named("Middleware");
 const MANIFEST: Ty = Ty::Named("Manifest");
 const STRINGS: Ty = Ty::List(&Ty::Str);
 const WS_HANDLERS: Ty = Ty::Named("WebSocketHandlers");
 
+/// After the routes and middleware (crate::routes, [`route_sigs`]).
 const FUNCTIONS: &[Sig] = &[
-    Sig::both(
-        "get",
-        &[p("pattern", Ty::Str), p("handler", HANDLER)],
-        Ty::Nil,
-        "register a handler for GET (and HEAD) requests whose path matches the pattern",
-    ),
-    Sig::both(
-        "post",
-        &[p("pattern", Ty::Str), p("handler", HANDLER)],
-        Ty::Nil,
-        "register a handler for POST requests whose path matches the pattern",
-    ),
-    Sig::both(
-        "put",
-        &[p("pattern", Ty::Str), p("handler", HANDLER)],
-        Ty::Nil,
-        "register a handler for PUT requests whose path matches the pattern",
-    ),
-    Sig::both(
-        "patch",
-        &[p("pattern", Ty::Str), p("handler", HANDLER)],
-        Ty::Nil,
-        "register a handler for PATCH requests whose path matches the pattern",
-    ),
-    Sig::both(
-        "delete",
-        &[p("pattern", Ty::Str), p("handler", HANDLER)],
-        Ty::Nil,
-        "register a handler for DELETE requests whose path matches the pattern",
-    ),
-    Sig::both(
-        "del",
-        &[p("pattern", Ty::Str), p("handler", HANDLER)],
-        Ty::Nil,
-        "Hull's name for app.delete",
-    ),
-    Sig::both(
-        "options",
-        &[p("pattern", Ty::Str), p("handler", HANDLER)],
-        Ty::Nil,
-        "register a handler for OPTIONS requests whose path matches the pattern",
-    ),
-    Sig::both(
-        "use",
-        &[
-            p("method", Ty::Str),
-            p("pattern", Ty::Str),
-            p("middleware", MIDDLEWARE),
-        ],
-        Ty::Nil,
-        "register a pre-body middleware (runs before the body is read) for a method (\"*\": any) and an exact path or a \"/prefix/*\"",
-    ),
-    Sig::named(
-        "use_post",
-        "usePost",
-        &[
-            p("method", Ty::Str),
-            p("pattern", Ty::Str),
-            p("middleware", MIDDLEWARE),
-        ],
-        Ty::Nil,
-        "register a post-body middleware (runs after the body is read, just before the handler)",
-    ),
     Sig::both(
         "manifest",
         &[p("manifest", MANIFEST)],
@@ -273,9 +210,18 @@ fn sigs_of(of: Option<&str>) -> Vec<Sig> {
         .collect()
 }
 
+/// `app.get` … `app.use_post`, from their declarations (crate::routes).
+fn route_sigs() -> Vec<Sig> {
+    crate::routes::FUNCTIONS
+        .iter()
+        .map(|f| Sig::named(f.lua, f.js, f.params, Ty::Nil, f.doc))
+        .collect()
+}
+
 /// `hull:app`, the Lua global `app`.
 pub(super) fn module() -> Module {
-    let mut functions = FUNCTIONS.to_vec();
+    let mut functions = route_sigs();
+    functions.extend_from_slice(FUNCTIONS);
     functions.extend(sigs_of(None));
     let types = TYPES
         .iter()

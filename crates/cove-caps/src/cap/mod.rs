@@ -5,7 +5,7 @@
 //! one converter each way (cove-lua/src/caps.rs, cove-js/src/caps.rs); the
 //! checks of arguments, the messages and the results are made here, once,
 //! by each capability's adapter (crypto.rs, kv.rs, http.rs, smtp.rs,
-//! env.rs, log.rs, time, json.rs, db.rs, res.rs). Adding a function to a
+//! env.rs, log.rs, time, json.rs, db.rs, res.rs, routes.rs). Adding a function to a
 //! capability's own table adds it to both runtimes and to the API catalog
 //! (api/tables.rs) with no binding code. Some shapes have a fast path in every binding's loop, still
 //! with no per-function code: a function of no arguments that reads a value
@@ -21,10 +21,12 @@
 //! methods of a type ([`CapFn::method_of`]) bound into the runtime's `res`
 //! object or connection objects, that read their arguments where they lie
 //! ([`CapFn::run_in_place`]; as values they cost ~400 instructions a call
-//! more). `template`, `req` and `app`'s routes are the app model itself,
-//! bound by each runtime: they read or build the runtime's own values in
-//! place (pages, the request's lazy fields, handler functions, which no
-//! [`CapValue`] carries). The catalog declares them too, and
+//! more). And so do `app`'s routes and middleware (routes.rs): their
+//! arguments as values, the handler handed over as the runtime's own
+//! function handle ([`CapFn::register`]). `template`, `req`, `app.ws` and
+//! the manifest are bound by each runtime: they read or build the
+//! runtime's own values in place (pages, the request's lazy fields, a
+//! table of handlers). The catalog declares them too, and
 //! crates/cove/tests/api_catalog.rs checks that each runtime exposes
 //! exactly those.
 
@@ -36,6 +38,7 @@ mod json;
 mod kv;
 mod log;
 pub mod res;
+mod routes;
 mod smtp;
 #[cfg(test)]
 mod tests;
@@ -115,6 +118,7 @@ enum Kind {
     Json(&'static crate::json::JsonFn),
     Db(&'static crate::db::DbFn),
     Res(&'static crate::response::ResFn),
+    Route(&'static crate::routes::RouteFn),
 }
 
 /// How a binding hands an entry its arguments.
@@ -183,7 +187,12 @@ impl CapFn {
                         .db
                         .is_some_and(|db| db.borrow().dialect() == cove_db::Dialect::Postgres)
             }
-            Kind::EnvGet | Kind::Time(_) | Kind::Log(_) | Kind::Json(_) | Kind::Res(_) => false,
+            Kind::EnvGet
+            | Kind::Time(_)
+            | Kind::Log(_)
+            | Kind::Json(_)
+            | Kind::Res(_)
+            | Kind::Route(_) => false,
         }
     }
 
@@ -224,6 +233,34 @@ impl CapFn {
                 "internal",
                 "not a function that reads in place",
             )),
+        }
+    }
+
+    /// A function that registers a handler while the app loads (`app.get`,
+    /// `app.use`): the argument that is the handler, which the binding
+    /// hands to [`CapFn::register`] as its own function handle.
+    pub fn handler_arg(&self) -> Option<usize> {
+        match self.kind {
+            Kind::Route(f) => Some(f.handler_arg()),
+            _ => None,
+        }
+    }
+
+    /// Check the arguments of a function that has a
+    /// [`handler_arg`](CapFn::handler_arg) (all of them as values, the
+    /// handler's only for its type in a message) and add `handler` to the
+    /// app's `registry`. `handler` is `None` when that argument is not a
+    /// function.
+    pub fn register<H>(
+        &self,
+        rt: Runtime,
+        args: &[CapValue],
+        handler: Option<H>,
+        registry: &mut crate::Registry<H>,
+    ) -> Result<(), CapError> {
+        match self.kind {
+            Kind::Route(f) => routes::register(f, rt, args, handler, registry),
+            _ => Err(CapError::new("internal", "not a function that registers")),
         }
     }
 
@@ -293,6 +330,10 @@ impl CapFn {
                 &mut res::Values::of(f, &args, scope.runtime),
             )
             .map(|()| Started::Done(CapValue::Nothing)),
+            Kind::Route(_) => Err(CapError::new(
+                "internal",
+                "a function that registers a handler is called through CapFn::register",
+            )),
         }
     }
 
@@ -383,6 +424,13 @@ pub fn functions() -> &'static [CapFn] {
             js: Some(f.js),
             js_async: f.runs_sql(),
             kind: Kind::Db(f),
+        }));
+        all.extend(crate::routes::FUNCTIONS.iter().map(|f| CapFn {
+            module: "hull:app",
+            lua: Some(f.lua),
+            js: Some(f.js),
+            js_async: false,
+            kind: Kind::Route(f),
         }));
         all.extend(crate::response::FUNCTIONS.iter().map(|f| CapFn {
             module: "hull:app",

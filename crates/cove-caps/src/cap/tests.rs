@@ -100,7 +100,14 @@ fn every_response_method_is_in_the_table() {
     let bound: Vec<_> = methods_of("Response").map(|f| (f.lua, f.js)).collect();
     let declared: Vec<_> = t.methods.iter().map(|s| (s.lua, s.js)).collect();
     assert_eq!(bound, declared);
-    assert!(module_functions("hull:app").all(|f| f.lua == Some("publish")));
+    // `app`'s own: the routes, the middleware and `app.publish`.
+    let app: Vec<_> = module_functions("hull:app")
+        .map(|f| f.lua.unwrap())
+        .collect();
+    assert_eq!(
+        app,
+        ["get", "post", "put", "patch", "delete", "del", "options", "use", "use_post", "publish"]
+    );
 }
 
 #[test]
@@ -648,4 +655,80 @@ fn ws_methods_queue_commands_for_their_own_connection() {
             },
         ]
     );
+}
+
+/// `app.get` … `app.use_post` check their arguments here for both
+/// runtimes and add the handler the binding hands over; the registry's own
+/// refusals keep their codes.
+#[test]
+fn routes_and_middleware_register_the_handler_handed_over() {
+    let get = find("hull:app", "get");
+    let use_post = find("hull:app", "usePost");
+    assert_eq!(
+        (get.handler_arg(), use_post.handler_arg()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(use_post.lua, Some("use_post"));
+    let f = CapValue::Other("function");
+    let mut reg: crate::Registry<&str> = crate::Registry::default();
+    get.register(Runtime::Lua, &[s("/a"), f.clone()], Some("h0"), &mut reg)
+        .unwrap();
+    use_post
+        .register(
+            Runtime::Js,
+            &[s("*"), s("/a"), f.clone()],
+            Some("h1"),
+            &mut reg,
+        )
+        .unwrap();
+    let refused = |f: &CapFn, rt, args: &[CapValue], h: Option<&'static str>, reg: &mut _| {
+        let e = f.register(rt, args, h, reg).unwrap_err();
+        (e.code, e.message)
+    };
+    let got = refused(get, Runtime::Lua, &[], None, &mut reg);
+    assert_eq!(got.0, "app.argument");
+    assert_eq!(got.1, "app.get: the pattern must be a string, got nil");
+    let got = refused(get, Runtime::Js, &[s("/b")], None, &mut reg);
+    assert_eq!(
+        got.1,
+        "app.get: the handler must be a function, got undefined"
+    );
+    let args = [s("GET"), s("/b"), CapValue::Int(1)];
+    let got = refused(use_post, Runtime::Lua, &args, None, &mut reg);
+    assert_eq!(
+        got.1,
+        "app.use_post: the middleware must be a function, got number"
+    );
+    let args = [CapValue::Nothing, s("/b"), f.clone()];
+    let got = refused(use_post, Runtime::Js, &args, Some("h"), &mut reg);
+    assert_eq!(
+        got.1,
+        "app.usePost: the method must be a string, got undefined"
+    );
+    let args = [s("GET"), s("no-slash"), f.clone()];
+    let got = refused(
+        find("hull:app", "use"),
+        Runtime::Lua,
+        &args,
+        Some("h"),
+        &mut reg,
+    );
+    assert_eq!(got.0, "app.invalid");
+    assert!(
+        got.1
+            .starts_with("app.use: route pattern must start with '/'"),
+        "{}",
+        got.1
+    );
+    // Only through `register`: not a call that returns a value.
+    let kv = Kv::local();
+    assert_eq!(
+        err(get.call(&scope(Runtime::Lua, &kv), vec![])).code,
+        "internal"
+    );
+    let done = reg.finish();
+    assert_eq!(done.handlers, ["h0", "h1"]);
+    let got = refused(get, Runtime::Lua, &[s("/c"), f], Some("h2"), &mut reg);
+    assert_eq!(got.0, "app.loaded");
+    assert!(got.1.contains("while the app loads"), "{}", got.1);
 }

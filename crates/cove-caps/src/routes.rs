@@ -1,0 +1,112 @@
+//! What `app.get`, `app.post`, … and `app.use`/`app.use_post` register
+//! (Hull §3.1): declared once for the capability table ([`crate::cap`],
+//! whose adapter cap/routes.rs checks the arguments and adds the handler to
+//! the app's [`Registry`](crate::Registry)) and the API catalog
+//! (api/app.rs). The handler is the one argument no [`CapValue`] carries:
+//! each binding hands it over as its own function handle.
+//!
+//! [`CapValue`]: crate::cap::CapValue
+
+use cove_core::Phase;
+
+use crate::sig::{p, Param, Ty};
+
+/// What a function registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registers {
+    /// A route for this method (`GET` also answers `HEAD`).
+    Route(&'static str),
+    /// A middleware of this phase, for the method and pattern given.
+    Middleware(Phase),
+}
+
+/// One function of `app` that registers a handler while the app loads.
+pub struct RouteFn {
+    pub lua: &'static str,
+    pub js: &'static str,
+    pub registers: Registers,
+    pub params: &'static [Param],
+    pub doc: &'static str,
+}
+
+impl RouteFn {
+    /// The argument (from 0) that is the handler: after the pattern, or
+    /// after the method and the pattern.
+    pub fn handler_arg(&self) -> usize {
+        self.params.len() - 1
+    }
+
+    /// What the handler is called in messages (`the handler`, `the
+    /// middleware`).
+    pub fn handler_name(&self) -> &'static str {
+        self.params[self.handler_arg()].name
+    }
+}
+
+const HANDLER: Ty = Ty::Named("Handler");
+const MIDDLEWARE: Ty = Ty::Named("Middleware");
+const ROUTE: &[Param] = &[p("pattern", Ty::Str), p("handler", HANDLER)];
+const MIDDLEWARE_PARAMS: &[Param] = &[
+    p("method", Ty::Str),
+    p("pattern", Ty::Str),
+    p("middleware", MIDDLEWARE),
+];
+
+const fn route(name: &'static str, method: &'static str, doc: &'static str) -> RouteFn {
+    RouteFn {
+        lua: name,
+        js: name,
+        registers: Registers::Route(method),
+        params: ROUTE,
+        doc,
+    }
+}
+
+/// In the catalog's order.
+pub const FUNCTIONS: &[RouteFn] = &[
+    route(
+        "get",
+        "GET",
+        "register a handler for GET (and HEAD) requests whose path matches the pattern",
+    ),
+    route(
+        "post",
+        "POST",
+        "register a handler for POST requests whose path matches the pattern",
+    ),
+    route(
+        "put",
+        "PUT",
+        "register a handler for PUT requests whose path matches the pattern",
+    ),
+    route(
+        "patch",
+        "PATCH",
+        "register a handler for PATCH requests whose path matches the pattern",
+    ),
+    route(
+        "delete",
+        "DELETE",
+        "register a handler for DELETE requests whose path matches the pattern",
+    ),
+    route("del", "DELETE", "Hull's name for app.delete"),
+    route(
+        "options",
+        "OPTIONS",
+        "register a handler for OPTIONS requests whose path matches the pattern",
+    ),
+    RouteFn {
+        lua: "use",
+        js: "use",
+        registers: Registers::Middleware(Phase::Pre),
+        params: MIDDLEWARE_PARAMS,
+        doc: "register a pre-body middleware (runs before the body is read) for a method (\"*\": any) and an exact path or a \"/prefix/*\"",
+    },
+    RouteFn {
+        lua: "use_post",
+        js: "usePost",
+        registers: Registers::Middleware(Phase::Post),
+        params: MIDDLEWARE_PARAMS,
+        doc: "register a post-body middleware (runs after the body is read, just before the handler)",
+    },
+];
