@@ -342,6 +342,7 @@ impl Frame<'_, '_> {
 }
 
 impl ArgReader for Frame<'_, '_> {
+    #[inline]
     fn scalar(&mut self, i: usize) -> Scalar<'_> {
         match self.s.arg(self.slot(i)) {
             View::Nil => Scalar::Absent,

@@ -377,11 +377,22 @@ fn on_current(
 }
 
 /// An optional status code: an integer, a whole number or a numeric string.
+/// Inlined for the usual two (none, an integer), on every `res:json`.
+#[inline]
 fn status(called: Called, v: Scalar<'_>) -> Result<Option<i64>, CapError> {
+    match v {
+        // JS `null` too: what a caller passes for "no status".
+        Scalar::Absent | Scalar::Null => Ok(None),
+        Scalar::Int(n) => Ok(Some(n)),
+        other => status_of(called, other),
+    }
+}
+
+/// [`status`] of anything else.
+fn status_of(called: Called, v: Scalar<'_>) -> Result<Option<i64>, CapError> {
     let bad =
         |what: String| called.argument(format!("{called}: status must be an integer, got {what}"));
     match v {
-        // JS `null` too: what a caller passes for "no status".
         Scalar::Absent | Scalar::Null => Ok(None),
         Scalar::Int(n) => Ok(Some(n)),
         Scalar::Num(f) if f.fract() == 0.0 && f.abs() < 1e15 => Ok(Some(f as i64)),
