@@ -1,9 +1,11 @@
-//! What `app.get`, `app.post`, … and `app.use`/`app.use_post` register
-//! (Hull §3.1): declared once for the capability table ([`crate::cap`],
+//! What `app.get`, `app.post`, …, `app.use`/`app.use_post` and `app.ws`
+//! register (Hull §3.1; docs/protocols.md): declared once for the capability table ([`crate::cap`],
 //! whose adapter cap/routes.rs checks the arguments and adds the handler to
 //! the app's [`Registry`](crate::Registry)) and the API catalog
 //! (api/app.rs). The handler is the one argument no [`CapValue`] carries:
-//! each binding hands it over as its own function handle.
+//! each binding hands it over as its own function handle (for `app.ws`, the
+//! function its prelude makes of the handlers to dispatch a connection's
+//! events).
 //!
 //! [`CapValue`]: crate::cap::CapValue
 
@@ -18,7 +20,13 @@ pub enum Registers {
     Route(&'static str),
     /// A middleware of this phase, for the method and pattern given.
     Middleware(Phase),
+    /// A WebSocket endpoint (`app.ws`): the argument is a table of
+    /// handlers ([`WS_HANDLERS`]), made into one dispatcher by the binding.
+    Socket,
 }
+
+/// The handlers `app.ws` takes, each optional.
+pub const WS_HANDLERS: &[&str] = &["open", "message", "close"];
 
 /// One function of `app` that registers a handler while the app loads.
 pub struct RouteFn {
@@ -40,6 +48,12 @@ impl RouteFn {
     /// middleware`).
     pub fn handler_name(&self) -> &'static str {
         self.params[self.handler_arg()].name
+    }
+
+    /// The handler argument is a table of handlers (`app.ws`), not a
+    /// function.
+    pub fn takes_handlers(&self) -> bool {
+        self.registers == Registers::Socket
     }
 }
 
@@ -108,5 +122,15 @@ pub const FUNCTIONS: &[RouteFn] = &[
         registers: Registers::Middleware(Phase::Post),
         params: MIDDLEWARE_PARAMS,
         doc: "register a post-body middleware (runs after the body is read, just before the handler)",
+    },
+    RouteFn {
+        lua: "ws",
+        js: "ws",
+        registers: Registers::Socket,
+        params: &[
+            p("pattern", Ty::Str),
+            p("handlers", Ty::Named("WebSocketHandlers")),
+        ],
+        doc: "register a WebSocket endpoint: GET requests to the pattern upgrade once the middleware has run, and each event of a connection calls one of the handlers on the worker that holds it",
     },
 ];

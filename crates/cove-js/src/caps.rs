@@ -484,8 +484,9 @@ impl Bound<'_> {
     }
 }
 
-/// A function that registers a handler (`app.get`, `app.use`): its
-/// arguments as values, the handler saved as itself.
+/// A function that registers a handler (`app.get`, `app.use`, `app.ws`):
+/// its arguments as values, the handler saved as itself (`app.ws`: the
+/// dispatcher the prelude makes of its handlers, ws.js).
 fn register<'js>(
     ctx: &Ctx<'js>,
     calls: &Calls,
@@ -493,10 +494,21 @@ fn register<'js>(
     handler_arg: usize,
     args: &[Value<'js>],
 ) -> rquickjs::Result<()> {
-    let handler = args
-        .get(handler_arg)
-        .and_then(|v| v.as_function())
-        .map(|h| Persistent::save(ctx, h.clone()));
+    let arg = args.get(handler_arg);
+    let handler = match arg.and_then(|v| v.as_object()) {
+        Some(handlers) if f.takes_handlers() && !handlers.is_function() => {
+            let maker = calls.host.ws_dispatcher.borrow().clone();
+            let maker = maker
+                .ok_or_else(|| Exception::throw_internal(ctx, "app.ws: no dispatcher"))?
+                .restore(ctx)?;
+            let dispatcher: Function = maker.call((handlers.clone(),))?;
+            Some(Persistent::save(ctx, dispatcher))
+        }
+        _ if f.takes_handlers() => None,
+        _ => arg
+            .and_then(|v| v.as_function())
+            .map(|h| Persistent::save(ctx, h.clone())),
+    };
     let values = args_of(args)?;
     let mut registry = calls.host.registry.borrow_mut();
     let registered = f.register(Runtime::Js, &values, handler, &mut registry);

@@ -9,20 +9,16 @@ use rquickjs::{Ctx, Function, Object, Persistent};
 use crate::bind::{set_fn, throw};
 use crate::host::Host;
 
-/// `raw.registerSocket(pattern, fn)`: a WebSocket endpoint's dispatcher
-/// (ws.js). Routes and middleware are the capability table's (caps.rs).
+/// `raw.wsDispatcher(maker)`: keeps the prelude's maker of a WebSocket
+/// endpoint's dispatcher (ws.js) for `app.ws`. Routes, middleware and
+/// `app.ws` are the capability table's (caps.rs).
 fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
     let h = host.clone();
     set_fn(
         raw,
-        "registerSocket",
-        move |ctx: Ctx<'js>, pattern: String, f: Function<'js>| {
-            let saved = Persistent::save(&ctx, f);
-            let result = h
-                .registry
-                .borrow_mut()
-                .register("ws", saved, |t, id| t.add_socket(&pattern, id));
-            result.map_err(|e| crate::bind::throw_cap(&ctx, &e))
+        "wsDispatcher",
+        move |ctx: Ctx<'js>, maker: Function<'js>| {
+            *h.ws_dispatcher.borrow_mut() = Some(Persistent::save(&ctx, maker));
         },
     )?;
     let h = host.clone();

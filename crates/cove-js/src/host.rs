@@ -38,6 +38,8 @@ pub(crate) struct Host {
     /// The worker's connection, shared with the server (group commit).
     pub(crate) db: SharedDb,
     pub(crate) registry: RefCell<Registry<Persistent<Function<'static>>>>,
+    /// The prelude's maker of a WebSocket endpoint's dispatcher (`app.ws`).
+    pub(crate) ws_dispatcher: RefCell<Option<Persistent<Function<'static>>>>,
     /// Jobs started by the running script, in start order.
     pub(crate) jobs: RefCell<VecDeque<Awaited>>,
 }
@@ -47,6 +49,7 @@ impl Host {
         Host {
             db,
             registry: RefCell::new(Registry::default()),
+            ws_dispatcher: RefCell::new(None),
             jobs: RefCell::new(VecDeque::new()),
         }
     }

@@ -20,19 +20,15 @@
   app.config = () => {};
   app.static = () => {};
 
-  // `app.ws(pattern, { open, message, close })`: a WebSocket endpoint
-  // (ws.rs). The engine calls its dispatcher for each event of a
-  // connection, with the upgrade request's req for `open` (so `req.ctx`
-  // holds what middleware put there); the connection's `ws` object lives
-  // from `open` to `close`, on the worker that holds the connection.
-  // Its code (ws.js) is compiled on the first call: an app without
-  // endpoints keeps none of it in its heap (where, compiled with the
-  // prelude, it cost ~1.6k instructions a request on a 20-row query,
-  // measured: the collector walks every function).
-  app.ws = function (pattern, handlers) {
-    app.ws = raw.wsBuild()(raw, raw.registerSocket);
-    return app.ws(pattern, handlers);
-  };
+  // `app.ws(pattern, { open, message, close })` (the capability table's)
+  // registers what this makes of an endpoint's handlers: the dispatcher
+  // the engine calls for each event of a connection (ws.js). Its code is
+  // compiled on the first endpoint: an app without endpoints keeps none of
+  // it in its heap (where, compiled with the prelude, it cost ~1.6k
+  // instructions a request on a 20-row query, measured: the collector
+  // walks every function).
+  let dispatcher;
+  raw.wsDispatcher((handlers) => (dispatcher ??= raw.wsBuild()(raw))(handlers));
 
   // ---- db (Hull §5) ---------------------------------------------------------
   const { dbBegin, dbCommit, dbRollback } = raw;

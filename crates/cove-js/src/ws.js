@@ -1,11 +1,13 @@
-// Cove's `app.ws` (prelude.js), compiled on an app's first call: given
-// the natives (`raw`) and the endpoint registrar, it returns `app.ws`. The
-// engine calls an endpoint's dispatcher for each event of a connection,
+// The dispatchers of Cove's WebSocket endpoints (prelude.js), compiled on
+// an app's first `app.ws`: given the natives (`raw`), it returns the maker
+// of an endpoint's dispatcher from its handlers, which `app.ws` (the
+// capability table's, caps.rs) registers. The engine calls an endpoint's
+// dispatcher for each event of a connection,
 // with the upgrade request's req for `open` (so `req.ctx` holds what
 // middleware put there); the connection's `ws` object lives from `open`
 // to `close`, on the worker that holds the connection.
 "use strict";
-(function (raw, register) {
+(function (raw) {
   const { wsEvent, wsMethods } = raw;
   // The open connections by id: an object, not a Map. QuickJS hashes a Map
   // key through its float64 bits, whose low bits are all zero for small
@@ -23,25 +25,13 @@
     this.ctx = ctx;
   }
   WebSocketConnection.prototype = wsMethods;
-  const known = ["open", "message", "close"];
-  return function ws(pattern, handlers) {
-    if (handlers === null || typeof handlers !== "object") {
-      throw new TypeError(
-        `app.ws: the handlers must be an object { open, message, close }, got ${handlers === null ? "null" : typeof handlers}`);
-    }
-    for (const name of Object.keys(handlers)) {
-      if (!known.includes(name)) {
-        throw new TypeError(`app.ws: unknown handler "${name}" (the handlers are open, message and close)`);
-      }
-      if (typeof handlers[name] !== "function") {
-        throw new TypeError(`app.ws: handlers.${name} must be a function, got ${typeof handlers[name]}`);
-      }
-    }
+  // `app.ws` (the capability table's) has checked the handlers.
+  return function dispatcher(handlers) {
     // Which handlers there are is read now; each event calls its handler
     // as a method of `handlers` (a method call, where `.call` would add a
     // native call of ~400 instructions to every message).
     const { open, message, close } = handlers;
-    register(String(pattern), function (req) {
+    return function (req) {
       const kind = wsEvent(ev);
       const id = ev[0], a = ev[1], b = ev[2];
       ev[1] = ev[2] = undefined; // not kept alive until the next event
@@ -56,6 +46,6 @@
         delete sockets[id];
         if (close && ws) return handlers.close(ws, a, b);
       }
-    });
+    };
   };
 })

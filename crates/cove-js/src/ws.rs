@@ -76,11 +76,12 @@ fn event<'js>(ctx: &Ctx<'js>, args: &Args<'_>) -> rquickjs::Result<Value<'js>> {
     })
 }
 
-/// `app.ws` itself, compiled when an app first calls it.
+/// The dispatchers of `app.ws` endpoints, compiled when an app first registers one.
 const WS_JS: &str = include_str!("ws.js");
 
-/// `raw.wsBuild()`: ws.js's function of `(raw, register)` that makes
-/// `app.ws` (its frames are Cove's, skipped in error locations).
+/// `raw.wsBuild()`: ws.js's function of `raw` that gives the maker of an
+/// endpoint's dispatcher (its frames are Cove's, skipped in error
+/// locations).
 fn build<'js>(ctx: Ctx<'js>) -> rquickjs::Result<Function<'js>> {
     let mut opts = rquickjs::context::EvalOptions::default();
     opts.filename = Some("cove:ws".into());

@@ -1,5 +1,6 @@
 //! The `app` global (Hull §3.1, §11.2): the manifest and `app.config`; its
-//! routes, middleware and `app.publish` are the capability table's (caps.rs).
+//! routes, middleware, `app.ws` and `app.publish` are the capability
+//! table's (caps.rs).
 
 use mlua::{Function, Lua, MultiValue, Table, Value};
 
@@ -13,6 +14,8 @@ pub(crate) struct AppState {
     pub(crate) registry: Registry<Function>,
     pub(crate) manifest_value: Option<Value>,
     pub(crate) config: Option<Value>,
+    /// The prelude's maker of a WebSocket endpoint's dispatcher (ws.rs).
+    pub(crate) ws_dispatcher: Option<Function>,
     /// What capability calls use (caps.rs): kept here so that a call
     /// finds everything with one app-data lookup.
     pub(crate) kv: cove_caps::kv::Kv,
@@ -26,6 +29,7 @@ impl AppState {
             registry: Registry::default(),
             manifest_value: None,
             config: None,
+            ws_dispatcher: None,
             kv: cove_caps::kv::Kv::default(),
             db: None,
         }
@@ -52,16 +56,9 @@ fn arg<T: mlua::FromLua>(
     })
 }
 
-/// `app.ws(pattern, handlers)`: the prelude's dispatcher for the endpoint.
-pub(crate) fn register_socket(lua: &Lua, pattern: &str, f: Function) -> mlua::Result<()> {
-    let registered = state_mut(lua)?
-        .registry
-        .register("ws", f, |t, id| t.add_socket(pattern, id));
-    registered.map_err(|e| mlua::Error::runtime(crate::error::coded(lua, e)))
-}
-
 /// `app`'s functions that are not in the capability table (whose routes,
-/// middleware and `app.publish` (caps.rs) are in the `app` made first).
+/// middleware, `app.ws` and `app.publish` (caps.rs) are in the `app` made
+/// first).
 /// Each raises its failures as plain strings at the caller's line
 /// (bind.rs `raising`).
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {

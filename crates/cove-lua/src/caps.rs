@@ -502,12 +502,16 @@ fn c_function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua
     })
 }
 
-/// A function that registers a handler (`app.get`, `app.use`): its
-/// arguments as values, the handler handed over as itself.
+/// A function that registers a handler (`app.get`, `app.use`, `app.ws`):
+/// its arguments as values, the handler handed over as itself (`app.ws`:
+/// the dispatcher the prelude makes of its handlers, ws.rs).
 fn registering(lua: &Lua, f: &'static CapFn, handler_arg: usize) -> mlua::Result<mlua::Function> {
     raising(lua, move |lua, args| {
         let handler = match args.get(handler_arg) {
-            Some(Value::Function(h)) => Some(h.clone()),
+            Some(Value::Table(t)) if f.takes_handlers() => {
+                Some(crate::ws::dispatcher(lua, t.clone())?)
+            }
+            Some(Value::Function(h)) if !f.takes_handlers() => Some(h.clone()),
             _ => None,
         };
         let values = args_of(lua, args)?;

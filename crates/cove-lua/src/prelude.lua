@@ -89,33 +89,20 @@ local function dispatch(handler, req, keep)
   return (handler(req, res))
 end
 
--- `app.ws(pattern, {open=, message=, close=})`: a WebSocket endpoint
--- (ws.rs). The engine calls its dispatcher for each event of a connection,
--- with the upgrade request's req for `open` (so `req.ctx` holds what
--- middleware put there); the connection's `ws` table lives from `open` to
--- `close`, on the worker that holds the connection.
+-- The dispatcher of a WebSocket endpoint's handlers (`app.ws(pattern,
+-- {open=, message=, close=})`, the capability table's, which checks them
+-- and registers what this makes of them; ws.rs). The engine calls it for
+-- each event of a connection, with the upgrade request's req for `open`
+-- (so `req.ctx` holds what middleware put there); the connection's `ws`
+-- table lives from `open` to `close`, on the worker that holds the
+-- connection.
 do
-  local ws_event, ws_register = raw.ws_event, raw.ws_register
+  local ws_event = raw.ws_event
   local ws_meta = { __index = raw.ws_methods }
   local sockets = {}
-  local type, pairs, format = type, pairs, string.format
-  local known = { open = true, message = true, close = true }
-  app.ws = function(pattern, handlers)
-    if type(handlers) ~= "table" then
-      error("app.ws: the handlers must be a table {open = fn, message = fn, close = fn}, got "
-        .. type(handlers), 2)
-    end
-    for name, f in pairs(handlers) do
-      if not known[name] then
-        error(format("app.ws: unknown handler %q (the handlers are open, message and close)",
-          tostring(name)), 2)
-      end
-      if type(f) ~= "function" then
-        error(format("app.ws: handlers.%s must be a function, got %s", name, type(f)), 2)
-      end
-    end
+  raw.ws_dispatcher(function(handlers)
     local open, message, close = handlers.open, handlers.message, handlers.close
-    local ok, e = ws_register(pattern, function(req)
+    return function(req)
       local id, kind, a, b = ws_event()
       if kind == "message" then
         if message then
@@ -134,11 +121,8 @@ do
           return close(ws, a, b)
         end
       end
-    end)
-    if not ok then
-      error(e, 2)
     end
-  end
+  end)
 end
 
 return dispatch, current, req_meta, res

@@ -1,12 +1,13 @@
-//! WebSocket endpoints (`app.ws`, docs/protocols.md): `raw.ws_register`,
-//! which registers the prelude's dispatcher of an endpoint; `raw.ws_event`,
-//! the event it dispatches; and `raw.ws_methods`, what a connection's `ws`
+//! WebSocket endpoints (`app.ws`, docs/protocols.md; the capability
+//! table's, caps.rs): `raw.ws_dispatcher`, which keeps the prelude's maker
+//! of an endpoint's dispatcher for `app.ws`; `raw.ws_event`, the event a
+//! dispatcher dispatches; and `raw.ws_methods`, what a connection's `ws`
 //! table indexes: the capability table's `WebSocket` methods (caps.rs),
 //! which queue commands on the event in progress.
 
 use std::ffi::c_int;
 
-use mlua::{Function, Lua, Table, Value};
+use mlua::{Function, Lua, Table};
 
 use cove_core::WsEvent;
 
@@ -56,25 +57,26 @@ impl CFn for WsEventFn {
     }
 }
 
-/// `raw.ws_register`, `raw.ws_event` and `raw.ws_methods`, for the
-/// prelude's `app.ws`.
+/// The dispatcher the prelude makes of an endpoint's handlers (which
+/// `app.ws` has checked), for the registry.
+pub(crate) fn dispatcher(lua: &Lua, handlers: Table) -> mlua::Result<Function> {
+    let maker = lua
+        .app_data_ref::<crate::app_api::AppState>()
+        .and_then(|st| st.ws_dispatcher.clone())
+        .ok_or_else(|| mlua::Error::runtime("app.ws: the prelude's dispatcher is missing"))?;
+    maker.call(handlers)
+}
+
+/// `raw.ws_dispatcher`, `raw.ws_event` and `raw.ws_methods`, for the
+/// prelude's dispatchers.
 pub(crate) fn add_raw(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    // `true`, or `false` and the message, which the prelude raises at the
-    // line of the app's `app.ws` call.
-    let register = lua.create_function(|lua, (pattern, f): (Value, Function)| {
-        let outcome = match pattern {
-            Value::String(s) => crate::app_api::register_socket(lua, &s.to_str()?, f),
-            other => Err(mlua::Error::runtime(format!(
-                "app.ws: the pattern must be a string, got {}",
-                other.type_name()
-            ))),
-        };
-        Ok(match outcome {
-            Ok(_) => (true, None),
-            Err(e) => (false, Some(crate::error::describe(&e))),
-        })
+    let keep = lua.create_function(|lua, maker: Function| {
+        if let Some(mut st) = lua.app_data_mut::<crate::app_api::AppState>() {
+            st.ws_dispatcher = Some(maker);
+        }
+        Ok(())
     })?;
-    raw.raw_set("ws_register", register)?;
+    raw.raw_set("ws_dispatcher", keep)?;
     let event: Function = crate::raw::exec(lua, (), |s| {
         for kind in [&b"open"[..], b"message", b"close"] {
             s.push_bytes(kind);

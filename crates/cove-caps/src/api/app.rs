@@ -10,9 +10,9 @@ use super::{p, Module, Sig, Ty};
 
 const MANIFEST: Ty = Ty::Named("Manifest");
 const STRINGS: Ty = Ty::List(&Ty::Str);
-const WS_HANDLERS: Ty = Ty::Named("WebSocketHandlers");
 
-/// After the routes and middleware (crate::routes, [`route_sigs`]).
+/// After the routes and middleware, before `app.ws` (crate::routes,
+/// [`route_sigs`]).
 const FUNCTIONS: &[Sig] = &[
     Sig::both(
         "manifest",
@@ -38,12 +38,6 @@ const FUNCTIONS: &[Sig] = &[
         &[p("prefix", Ty::Str), p("dir", Ty::Str)],
         Ty::Nil,
         "accepted for Hull apps; does nothing (files under static/ are served at /static/* anyway)",
-    ),
-    Sig::both(
-        "ws",
-        &[p("pattern", Ty::Str), p("handlers", WS_HANDLERS)],
-        Ty::Nil,
-        "register a WebSocket endpoint: GET requests to the pattern upgrade once the middleware has run, and each event of a connection calls one of the handlers on the worker that holds it",
     ),
 ];
 
@@ -210,18 +204,21 @@ fn sigs_of(of: Option<&str>) -> Vec<Sig> {
         .collect()
 }
 
-/// `app.get` … `app.use_post`, from their declarations (crate::routes).
-fn route_sigs() -> Vec<Sig> {
+/// `app.get` … `app.use_post`, or `app.ws`, from their declarations
+/// (crate::routes).
+fn route_sigs(sockets: bool) -> Vec<Sig> {
     crate::routes::FUNCTIONS
         .iter()
+        .filter(|f| f.takes_handlers() == sockets)
         .map(|f| Sig::named(f.lua, f.js, f.params, Ty::Nil, f.doc))
         .collect()
 }
 
 /// `hull:app`, the Lua global `app`.
 pub(super) fn module() -> Module {
-    let mut functions = route_sigs();
+    let mut functions = route_sigs(false);
     functions.extend_from_slice(FUNCTIONS);
+    functions.extend(route_sigs(true));
     functions.extend(sigs_of(None));
     let types = TYPES
         .iter()

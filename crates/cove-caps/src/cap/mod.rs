@@ -246,6 +246,12 @@ impl CapFn {
         }
     }
 
+    /// Its handler argument is a table of handlers (`app.ws`), which the
+    /// binding makes into one dispatcher function, not a function.
+    pub fn takes_handlers(&self) -> bool {
+        matches!(self.kind, Kind::Route(f) if f.takes_handlers())
+    }
+
     /// Check the arguments of a function that has a
     /// [`handler_arg`](CapFn::handler_arg) (all of them as values, the
     /// handler's only for its type in a message) and add `handler` to the

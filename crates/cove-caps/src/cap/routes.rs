@@ -1,13 +1,14 @@
-//! `app.get` … `app.use_post` (crate::routes): their arguments checked and
-//! their messages made here, for both runtimes, and the handler added to
-//! the app's registry. The binding converts the arguments as it does any
-//! entry's and hands the handler over as its own function handle (`None`
-//! when that argument is not a function: the message names what it was).
+//! `app.get` … `app.use_post` and `app.ws` (crate::routes): their arguments
+//! checked and their messages made here, for both runtimes, and the handler
+//! added to the app's registry. The binding converts the arguments as it
+//! does any entry's and hands the handler over as its own function handle
+//! (`None` when that argument is not a function, or for `app.ws` not a
+//! table: the message names what it was).
 
 use cove_core::CapError;
 
 use super::{CapValue, Runtime};
-use crate::routes::{Registers, RouteFn};
+use crate::routes::{Registers, RouteFn, WS_HANDLERS};
 use crate::Registry;
 
 /// Register `handler` as `f` says, on the arguments the script passed.
@@ -41,11 +42,66 @@ pub(super) fn register<H>(
     let (method, pattern) = match f.registers {
         Registers::Route(method) => (method, text("the pattern", 0)?),
         Registers::Middleware(_) => (text("the method", 0)?, text("the pattern", 1)?),
+        Registers::Socket => ("GET", text("the pattern", 0)?),
     };
+    if f.takes_handlers() {
+        handlers(api, rt, args.get(f.handler_arg()))?;
+    }
     let named = format!("the {}", f.handler_name());
     let handler = handler.ok_or_else(|| wrong(&named, "function", f.handler_arg()))?;
     registry.register(api, handler, |t, id| match f.registers {
         Registers::Route(_) => t.add_route(method, pattern, id),
         Registers::Middleware(phase) => t.add_middleware(phase, method, pattern, id),
+        Registers::Socket => t.add_socket(pattern, id),
     })
+}
+
+/// `app.ws`'s handlers: a table (JS: an object) of functions named
+/// [`WS_HANDLERS`], each optional.
+fn handlers(api: &str, rt: Runtime, v: Option<&CapValue>) -> Result<(), CapError> {
+    let refuse = |msg: String| Err(CapError::new("app.argument", format!("app.{api}: {msg}")));
+    let v = v.unwrap_or(&CapValue::Nothing);
+    let fields = match v {
+        CapValue::Record(fields) => fields,
+        // A Lua table with integer keys: its first is not a handler's name.
+        CapValue::List(_) if rt == Runtime::Lua => {
+            return refuse(format!(
+                "unknown handler \"1\" (the handlers are {})",
+                names()
+            ))
+        }
+        other => {
+            let shape = match rt {
+                Runtime::Lua => "a table {open = fn, message = fn, close = fn}",
+                Runtime::Js => "an object { open, message, close }",
+            };
+            return refuse(format!(
+                "the handlers must be {shape}, got {}",
+                other.type_name(rt)
+            ));
+        }
+    };
+    for (name, f) in fields {
+        if !WS_HANDLERS.contains(&name.as_str()) {
+            return refuse(format!(
+                "unknown handler \"{name}\" (the handlers are {})",
+                names()
+            ));
+        }
+        if *f != CapValue::Other("function") {
+            return refuse(format!(
+                "handlers.{name} must be a function, got {}",
+                f.type_name(rt)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// "open, message and close".
+fn names() -> String {
+    match WS_HANDLERS {
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => String::new(),
+    }
 }

@@ -106,7 +106,10 @@ fn every_response_method_is_in_the_table() {
         .collect();
     assert_eq!(
         app,
-        ["get", "post", "put", "patch", "delete", "del", "options", "use", "use_post", "publish"]
+        [
+            "get", "post", "put", "patch", "delete", "del", "options", "use", "use_post", "ws",
+            "publish"
+        ]
     );
 }
 
@@ -720,6 +723,50 @@ fn routes_and_middleware_register_the_handler_handed_over() {
         "{}",
         got.1
     );
+    // `app.ws`: a table of handlers, which the binding makes into one
+    // dispatcher (handed over as the handler).
+    let ws = find("hull:app", "ws");
+    assert!(ws.takes_handlers() && !get.takes_handlers());
+    let handlers = |fields: Vec<(&str, CapValue)>| {
+        CapValue::Record(fields.into_iter().map(|(k, v)| (k.into(), v)).collect())
+    };
+    ws.register(
+        Runtime::Lua,
+        &[s("/ws"), handlers(vec![("message", f.clone())])],
+        Some("d0"),
+        &mut reg,
+    )
+    .unwrap();
+    for (rt, arg, want) in [
+        (
+            Runtime::Lua,
+            CapValue::Int(5),
+            "app.ws: the handlers must be a table {open = fn, message = fn, close = fn}, got number",
+        ),
+        (
+            Runtime::Js,
+            CapValue::Null,
+            "app.ws: the handlers must be an object { open, message, close }, got null",
+        ),
+        (
+            Runtime::Js,
+            handlers(vec![("opn", f.clone())]),
+            "app.ws: unknown handler \"opn\" (the handlers are open, message and close)",
+        ),
+        (
+            Runtime::Lua,
+            handlers(vec![("close", s("x"))]),
+            "app.ws: handlers.close must be a function, got string",
+        ),
+        (
+            Runtime::Lua,
+            CapValue::List(vec![f.clone()]),
+            "app.ws: unknown handler \"1\" (the handlers are open, message and close)",
+        ),
+    ] {
+        let got = refused(ws, rt, &[s("/ws2"), arg], Some("d"), &mut reg);
+        assert_eq!((got.0, got.1.as_str()), ("app.argument", want));
+    }
     // Only through `register`: not a call that returns a value.
     let kv = Kv::local();
     assert_eq!(
@@ -727,7 +774,8 @@ fn routes_and_middleware_register_the_handler_handed_over() {
         "internal"
     );
     let done = reg.finish();
-    assert_eq!(done.handlers, ["h0", "h1"]);
+    assert_eq!(done.handlers, ["h0", "h1", "d0"]);
+    assert_eq!(done.routes.route_count(), 2);
     let got = refused(get, Runtime::Lua, &[s("/c"), f], Some("h2"), &mut reg);
     assert_eq!(got.0, "app.loaded");
     assert!(got.1.contains("while the app loads"), "{}", got.1);
