@@ -8,7 +8,7 @@
   const defineProperty = Object.defineProperty;
 
   // ---- app (Hull §3.1) ----------------------------------------------------
-  // The capability table's `app` (its routes, middleware and
+  // The capability table's `app` (its routes, middleware, `app.ws` and
   // `app.publish`), and the rest here.
   const app = raw.app;
   let manifest;

@@ -56,11 +56,10 @@ fn arg<T: mlua::FromLua>(
     })
 }
 
-/// `app`'s functions that are not in the capability table (whose routes,
-/// middleware, `app.ws` and `app.publish` (caps.rs) are in the `app` made
-/// first).
-/// Each raises its failures as plain strings at the caller's line
-/// (bind.rs `raising`).
+/// `app`'s functions that are not in the capability table, into the `app`
+/// made first with its routes, middleware, `app.ws` and `app.publish`
+/// (caps.rs). Each raises its failures as plain strings at the caller's
+/// line (bind.rs `raising`).
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     let app: Table = match lua.globals().raw_get("app")? {
         Value::Table(t) => t,
