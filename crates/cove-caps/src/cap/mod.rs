@@ -21,12 +21,13 @@
 //! methods of a type ([`CapFn::method_of`]) bound into the runtime's `res`
 //! object or connection objects, that read their arguments where they lie
 //! ([`CapFn::run_in_place`]; as values they cost ~400 instructions a call
-//! more). And so do `app`'s routes and middleware (routes.rs): their
-//! arguments as values, the handler handed over as the runtime's own
-//! function handle ([`CapFn::register`]). `template`, `req`, `app.ws` and
-//! the manifest are bound by each runtime: they read or build the
-//! runtime's own values in place (pages, the request's lazy fields, a
-//! table of handlers). The catalog declares them too, and
+//! more). And so do `app`'s routes, middleware and `app.ws` (routes.rs):
+//! their arguments as values, the handler handed over as the runtime's
+//! own function handle ([`CapFn::register`]; for `app.ws`, the dispatcher
+//! the runtime's prelude makes of the handlers). `template`, `req` and the
+//! manifest are bound by each runtime: they read or build the runtime's
+//! own values in place (pages, the request's lazy fields, the manifest
+//! table given back). The catalog declares them too, and
 //! crates/cove/tests/api_catalog.rs checks that each runtime exposes
 //! exactly those.
 
