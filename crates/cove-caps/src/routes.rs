@@ -1,8 +1,8 @@
 //! What `app.get`, `app.post`, …, `app.use`/`app.use_post` and `app.ws`
-//! register (Hull §3.1; docs/protocols.md): declared once for the capability table ([`crate::cap`],
-//! whose adapter cap/routes.rs checks the arguments and adds the handler to
-//! the app's [`Registry`](crate::Registry)) and the API catalog
-//! (api/app.rs). The handler is the one argument no [`CapValue`] carries:
+//! register (Hull §3.1; docs/protocols.md): declared once for the
+//! capability table ([`crate::cap`], whose adapter cap/routes.rs checks the
+//! arguments and adds the handler to the app's
+//! [`Registry`](crate::Registry)) and the API catalog (api/app.rs). The handler is the one argument no [`CapValue`] carries:
 //! each binding hands it over as its own function handle (for `app.ws`, the
 //! function its prelude makes of the handlers to dispatch a connection's
 //! events).

@@ -1,8 +1,8 @@
 //! `hull:app` (Lua global `app`): routes, middleware and the manifest, and
 //! the objects every handler gets, `req` ([`REQUEST`]) and `res`
-//! (`Response`). Declared with the capability table: the routes and
-//! middleware (crate::routes), `res`'s and `ws`'s methods and `app.publish`
-//! (crate::response). Bindings: crates/cove-lua/src/app_api.rs, req.rs,
+//! (`Response`). Declared with the capability table: the routes,
+//! middleware and `app.ws` (crate::routes), `res`'s and `ws`'s methods and
+//! `app.publish` (crate::response). Bindings: crates/cove-lua/src/app_api.rs, req.rs,
 //! caps.rs; crates/cove-js/src/prelude.js, req.rs, caps.rs.
 
 use super::types::{f, f_opt, Field, TypeDef};
