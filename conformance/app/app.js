@@ -385,6 +385,7 @@ const registration = {
   middleware: refusal(() => app.use("GET", "/x", 5)),
   invalid: refusal(() => app.get("nope", () => {})),
   method: refusal(() => app.use("", "/x", () => {})),
+  manifest: refusal(() => app.manifest({ env: "HOME" })),
 };
 app.get("/errors/routes", (req, res) => {
   registration.late = refusal(() => app.post("/late", () => {}));

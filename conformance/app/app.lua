@@ -368,6 +368,7 @@ local registration = {
   middleware = refusal(app.use, "GET", "/x", 5),
   invalid = refusal(app.get, "nope", function() end),
   method = refusal(app.use, "", "/x", function() end),
+  manifest = refusal(app.manifest, { env = "HOME" }),
 }
 app.get("/errors/routes", function(req, res)
   registration.late = refusal(app.post, "/late", function() end)

@@ -60,17 +60,24 @@ impl<H> Registry<H> {
 
     /// `app.manifest(value)`: allowed once, while the app loads. A call
     /// from a handler must not grant `env`, `http` or `smtp` to the worker
-    /// that runs it.
-    pub fn set_manifest(&mut self, raw: serde_json::Value) -> Result<(), String> {
+    /// that runs it (`app.loaded`); a second call, or a field of the wrong
+    /// shape, is refused (`app.invalid`).
+    pub fn set_manifest(&mut self, raw: serde_json::Value) -> Result<(), CapError> {
         if !self.loading {
-            return Err(
-                "app.manifest: only at load time (at the top level of the app file)".to_string(),
-            );
+            return Err(CapError::new(
+                "app.loaded",
+                "app.manifest: only at load time (at the top level of the app file)",
+            ));
         }
         if self.manifest.is_some() {
-            return Err(ManifestError::Twice.to_string());
+            return Err(CapError::new(
+                "app.invalid",
+                ManifestError::Twice.to_string(),
+            ));
         }
-        self.manifest = Some(Manifest::from_value(raw).map_err(|e| e.to_string())?);
+        let manifest =
+            Manifest::from_value(raw).map_err(|e| CapError::new("app.invalid", e.to_string()))?;
+        self.manifest = Some(manifest);
         Ok(())
     }
 
@@ -175,7 +182,11 @@ mod tests {
         let mut r: Registry<()> = Registry::default();
         r.set_manifest(serde_json::json!({"env": ["A"]})).unwrap();
         assert_eq!(r.env_allow(), Some(&["A".to_string()][..]));
-        assert!(r.set_manifest(serde_json::json!({})).is_err());
+        let twice = r.set_manifest(serde_json::json!({})).unwrap_err();
+        assert_eq!(
+            (twice.code, twice.message.as_str()),
+            ("app.invalid", "app.manifest() can only be called once")
+        );
     }
 
     #[test]
@@ -186,8 +197,11 @@ mod tests {
             .set_manifest(serde_json::json!({"hosts": ["x.com"], "env": ["A"]}))
             .unwrap_err();
         assert_eq!(
-            err,
-            "app.manifest: only at load time (at the top level of the app file)"
+            (err.code, err.message.as_str()),
+            (
+                "app.loaded",
+                "app.manifest: only at load time (at the top level of the app file)"
+            )
         );
         assert!(r.hosts().is_empty());
         assert_eq!(r.env_allow(), None);

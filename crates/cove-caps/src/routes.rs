@@ -1,5 +1,6 @@
 //! What `app.get`, `app.post`, …, `app.use`/`app.use_post` and `app.ws`
-//! register (Hull §3.1; docs/protocols.md): declared once for the
+//! register (Hull §3.1; docs/protocols.md), and `app`'s other functions
+//! (the manifest, Hull §11.2; [`APP_FUNCTIONS`]): declared once for the
 //! capability table ([`crate::cap`], whose adapter cap/routes.rs checks the
 //! arguments and adds the handler to the app's
 //! [`Registry`](crate::Registry)) and the API catalog (api/app.rs). The handler is the one argument no [`CapValue`] carries:
@@ -132,5 +133,68 @@ pub const FUNCTIONS: &[RouteFn] = &[
             p("handlers", Ty::Named("WebSocketHandlers")),
         ],
         doc: "register a WebSocket endpoint: GET requests to the pattern upgrade once the middleware has run, and each event of a connection calls one of the handlers on the worker that holds it",
+    },
+];
+
+/// What one of `app`'s other functions does, on the app's
+/// [`Registry`](crate::Registry) (the adapter: cap/routes.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppOp {
+    /// `app.manifest(m)`: declare what the app may reach.
+    Manifest,
+    /// `app.get_manifest()`: the manifest as it was declared (as JSON
+    /// holds it), or nil/undefined.
+    GetManifest,
+    /// Hull's `app.config` and JS's `app.static`: taken, and nothing done
+    /// (Hull stores what nothing reads).
+    Accept,
+}
+
+/// One of `app`'s functions that registers no handler.
+pub struct AppFn {
+    /// `None`: JS only.
+    pub lua: Option<&'static str>,
+    pub js: &'static str,
+    pub op: AppOp,
+    pub params: &'static [Param],
+    pub returns: Ty,
+    pub doc: &'static str,
+}
+
+const MANIFEST: Ty = Ty::Named("Manifest");
+
+/// In the catalog's order: after the routes and middleware, before `app.ws`.
+pub const APP_FUNCTIONS: &[AppFn] = &[
+    AppFn {
+        lua: Some("manifest"),
+        js: "manifest",
+        op: AppOp::Manifest,
+        params: &[p("manifest", MANIFEST)],
+        returns: Ty::Nil,
+        doc: "declare what the app may reach (env variables, outbound hosts, CSP); once, while the app loads",
+    },
+    AppFn {
+        lua: Some("get_manifest"),
+        js: "getManifest",
+        op: AppOp::GetManifest,
+        params: &[],
+        returns: Ty::Opt(&MANIFEST),
+        doc: "the value given to app.manifest, or nil/undefined when there was none",
+    },
+    AppFn {
+        lua: Some("config"),
+        js: "config",
+        op: AppOp::Accept,
+        params: &[p("value", Ty::Any)],
+        returns: Ty::Nil,
+        doc: "accepted for Hull apps; does nothing observable",
+    },
+    AppFn {
+        lua: None,
+        js: "static",
+        op: AppOp::Accept,
+        params: &[p("prefix", Ty::Str), p("dir", Ty::Str)],
+        returns: Ty::Nil,
+        doc: "accepted for Hull apps; does nothing (files under static/ are served at /static/* anyway)",
     },
 ];

@@ -484,17 +484,17 @@ impl Bound<'_> {
     }
 }
 
-/// A function that registers a handler (`app.get`, `app.use`, `app.ws`):
-/// its arguments as values, the handler saved as itself (`app.ws`: the
-/// dispatcher the prelude makes of its handlers, ws.js).
+/// A function of the app's registry: one that registers a handler
+/// (`app.get`, `app.use`, `app.ws`), its arguments as values and the
+/// handler saved as itself (`app.ws`: the dispatcher the prelude makes of
+/// its handlers, ws.js); or one of the manifest's.
 fn register<'js>(
     ctx: &Ctx<'js>,
     calls: &Calls,
     f: &'static CapFn,
-    handler_arg: usize,
     args: &[Value<'js>],
-) -> rquickjs::Result<()> {
-    let arg = args.get(handler_arg);
+) -> rquickjs::Result<Value<'js>> {
+    let arg = f.handler_arg().and_then(|i| args.get(i));
     let handler = match arg.and_then(|v| v.as_object()) {
         Some(handlers) if f.takes_handlers() && !handlers.is_function() => {
             let maker = calls.host.ws_dispatcher.borrow().clone();
@@ -511,9 +511,9 @@ fn register<'js>(
     };
     let values = args_of(args)?;
     let mut registry = calls.host.registry.borrow_mut();
-    let registered = f.register(Runtime::Js, &values, handler, &mut registry);
+    let done = f.register(Runtime::Js, &values, handler, &mut registry);
     drop(registry);
-    registered.map_err(|e| throw(ctx, &e))
+    result(ctx, done)
 }
 
 /// The object of one module (its specifier: `hull:kv`), whose `db`
@@ -533,10 +533,10 @@ fn module<'js>(
     for f in cap::module_functions(spec) {
         let Some(name) = f.js else { continue };
         let qualified = format!("{}.{name}", spec.trim_start_matches("hull:"));
-        let func = if let Some(i) = f.handler_arg() {
+        let func = if f.uses_registry() {
             let calls = calls.clone();
             Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-                register(&ctx, &calls, f, i, &args.0)
+                register(&ctx, &calls, f, &args.0)
             })?
             .with_name(&qualified)?
             .into_value()

@@ -6,12 +6,12 @@ use std::rc::Rc;
 
 use rquickjs::{Ctx, Function, Object, Persistent};
 
-use crate::bind::{set_fn, throw};
+use crate::bind::set_fn;
 use crate::host::Host;
 
 /// `raw.wsDispatcher(maker)`: keeps the prelude's maker of a WebSocket
-/// endpoint's dispatcher (ws.js) for `app.ws`. Routes, middleware and
-/// `app.ws` are the capability table's (caps.rs).
+/// endpoint's dispatcher (ws.js) for `app.ws`. The rest of `app` is the
+/// capability table's (caps.rs).
 fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
     let h = host.clone();
     set_fn(
@@ -20,17 +20,7 @@ fn add_app<'js>(raw: &Object<'js>, host: &Rc<Host>) -> rquickjs::Result<()> {
         move |ctx: Ctx<'js>, maker: Function<'js>| {
             *h.ws_dispatcher.borrow_mut() = Some(Persistent::save(&ctx, maker));
         },
-    )?;
-    let h = host.clone();
-    set_fn(raw, "manifest", move |ctx: Ctx<'js>, text: String| {
-        let fail = |e: String| throw(&ctx, &format!("app.manifest: {e}"));
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
-        h.registry
-            .borrow_mut()
-            .set_manifest(value)
-            .map_err(|e| throw(&ctx, &e))
-    })
+    )
 }
 
 /// The `raw` object the prelude receives.

@@ -4,21 +4,12 @@
 // engine calls for every handler and middleware.
 (function (raw) {
   "use strict";
-  const stringify = JSON.stringify;
   const defineProperty = Object.defineProperty;
 
   // ---- app (Hull §3.1) ----------------------------------------------------
-  // The capability table's `app` (its routes, middleware, `app.ws` and
-  // `app.publish`), and the rest here.
+  // The capability table's `app`: its routes, middleware, `app.ws`,
+  // `app.publish` and the manifest's functions.
   const app = raw.app;
-  let manifest;
-  app.manifest = (m) => {
-    raw.manifest(stringify(m === undefined ? null : m));
-    manifest = m;
-  };
-  app.getManifest = () => manifest;
-  app.config = () => {};
-  app.static = () => {};
 
   // `app.ws(pattern, { open, message, close })` (the capability table's)
   // registers what this makes of an endpoint's handlers: the dispatcher

@@ -502,12 +502,17 @@ fn c_function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua
     })
 }
 
-/// A function that registers a handler (`app.get`, `app.use`, `app.ws`):
-/// its arguments as values, the handler handed over as itself (`app.ws`:
-/// the dispatcher the prelude makes of its handlers, ws.rs).
-fn registering(lua: &Lua, f: &'static CapFn, handler_arg: usize) -> mlua::Result<mlua::Function> {
+/// A function of the app's registry: one that registers a handler
+/// (`app.get`, `app.use`, `app.ws`), its arguments as values and the
+/// handler handed over as itself (`app.ws`: the dispatcher the prelude
+/// makes of its handlers, ws.rs); or one of the manifest's.
+fn registering(
+    lua: &Lua,
+    f: &'static CapFn,
+    handler_arg: Option<usize>,
+) -> mlua::Result<mlua::Function> {
     raising(lua, move |lua, args| {
-        let handler = match args.get(handler_arg) {
+        let handler = match handler_arg.and_then(|i| args.get(i)) {
             Some(Value::Table(t)) if f.takes_handlers() => {
                 Some(crate::ws::dispatcher(lua, t.clone())?)
             }
@@ -515,20 +520,20 @@ fn registering(lua: &Lua, f: &'static CapFn, handler_arg: usize) -> mlua::Result
             _ => None,
         };
         let values = args_of(lua, args)?;
-        let registered = match lua.app_data_mut::<AppState>() {
+        let done = match lua.app_data_mut::<AppState>() {
             Some(mut st) => f.register(Runtime::Lua, &values, handler, &mut st.registry),
             None => return Err(mlua::Error::runtime("app state missing")),
         };
-        match registered {
-            Ok(()) => Ok(MultiValue::new()),
+        match done {
+            Ok(v) => results(lua, v),
             Err(e) => Err(mlua::Error::runtime(coded(lua, e))),
         }
     })
 }
 
 fn function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua::Function> {
-    if let Some(i) = f.handler_arg() {
-        registering(lua, f, i)
+    if f.uses_registry() {
+        registering(lua, f, f.handler_arg())
     } else if with_scope(lua, origin, |s| f.can_wait(s)) {
         slow_function(lua, move |lua, args| {
             let args = args_in_form(lua, f, args)?;

@@ -11,7 +11,7 @@ use cove_core::{
 };
 use cove_db::{Db, SharedDb};
 
-use crate::app_api::{self, AppState};
+use crate::app_api::AppState;
 use crate::bind::DbCell;
 use crate::db;
 use crate::error::{describe, out_of_heap};
@@ -71,7 +71,6 @@ pub struct ReqState {
 fn install(lua: &Lua, budget: Rc<Budget>) -> mlua::Result<(Function, Table, Table, Table)> {
     crate::caps::install(lua)?;
     crate::error::install_codes(lua)?;
-    app_api::install(lua)?;
     let raw = lua.create_table()?;
     db::add_raw(lua, &raw)?;
     raw.raw_set("over_budget", over_budget_fn(lua, budget)?)?;

@@ -225,3 +225,36 @@ fn js_db_batch_refuses_a_promise_and_keeps_nothing() {
         json!({"ok": true, "value": 7, "rows": 1})
     );
 }
+
+/// `app.get_manifest()` gives back the manifest in force: a copy, as JSON
+/// holds it (functions left out), which later changes to the script's own
+/// value do not reach; the same in both runtimes.
+#[test]
+fn the_manifest_read_back_is_the_one_in_force() {
+    let lua = r#"local m = { env = { "HOME" }, name = "demo", check = function() end }
+app.manifest(m)
+m.name = "changed"
+app.get("/", function(req, res)
+  local got = app.get_manifest()
+  res:json({ name = got.name, env = got.env, check = type(got.check), same = got == m })
+end)
+"#;
+    let js = r#"import { app } from "hull:app";
+const m = { env: ["HOME"], name: "demo", check() {} };
+app.manifest(m);
+m.name = "changed";
+app.get("/", (req, res) => {
+  const got = app.getManifest();
+  res.json({ name: got.name, env: got.env, check: typeof got.check, same: got === m });
+});
+"#;
+    let lua_check = json!({"name": "demo", "env": ["HOME"], "check": "nil", "same": false});
+    let js_check = json!({"name": "demo", "env": ["HOME"], "check": "undefined", "same": false});
+    for (file, source, expected) in [("app.lua", lua, lua_check), ("app.js", js, js_check)] {
+        let (_tmp, path) = app(file, source);
+        let s = Server::start(&path, &["--workers", "1"]);
+        let r = s.get("/");
+        assert_eq!(r.status, 200, "{file}: {}", r.text());
+        assert_eq!(r.json(), expected, "{file}");
+    }
+}

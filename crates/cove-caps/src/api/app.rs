@@ -8,38 +8,7 @@
 use super::types::{f, f_opt, Field, TypeDef};
 use super::{p, Module, Sig, Ty};
 
-const MANIFEST: Ty = Ty::Named("Manifest");
 const STRINGS: Ty = Ty::List(&Ty::Str);
-
-/// After the routes and middleware, before `app.ws` (crate::routes,
-/// [`route_sigs`]).
-const FUNCTIONS: &[Sig] = &[
-    Sig::both(
-        "manifest",
-        &[p("manifest", MANIFEST)],
-        Ty::Nil,
-        "declare what the app may reach (env variables, outbound hosts, CSP); once, while the app loads",
-    ),
-    Sig::named(
-        "get_manifest",
-        "getManifest",
-        &[],
-        Ty::Opt(&MANIFEST),
-        "the value given to app.manifest, or nil/undefined when there was none",
-    ),
-    Sig::both(
-        "config",
-        &[p("value", Ty::Any)],
-        Ty::Nil,
-        "accepted for Hull apps; does nothing observable",
-    ),
-    Sig::js_only(
-        "static",
-        &[p("prefix", Ty::Str), p("dir", Ty::Str)],
-        Ty::Nil,
-        "accepted for Hull apps; does nothing (files under static/ are served at /static/* anyway)",
-    ),
-];
 
 const REQUEST_FIELDS: &[Field] = &[
     f(
@@ -214,10 +183,19 @@ fn route_sigs(sockets: bool) -> Vec<Sig> {
         .collect()
 }
 
+/// `app.manifest`, `app.get_manifest`, `app.config` and `app.static`,
+/// from their declarations (crate::routes).
+fn app_sigs() -> impl Iterator<Item = Sig> {
+    crate::routes::APP_FUNCTIONS.iter().map(|f| match f.lua {
+        Some(lua) => Sig::named(lua, f.js, f.params, f.returns, f.doc),
+        None => Sig::js_only(f.js, f.params, f.returns, f.doc),
+    })
+}
+
 /// `hull:app`, the Lua global `app`.
 pub(super) fn module() -> Module {
     let mut functions = route_sigs(false);
-    functions.extend_from_slice(FUNCTIONS);
+    functions.extend(app_sigs());
     functions.extend(route_sigs(true));
     functions.extend(sigs_of(None));
     let types = TYPES

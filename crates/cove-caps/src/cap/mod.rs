@@ -24,10 +24,10 @@
 //! more). And so do `app`'s routes, middleware and `app.ws` (routes.rs):
 //! their arguments as values, the handler handed over as the runtime's
 //! own function handle ([`CapFn::register`]; for `app.ws`, the dispatcher
-//! the runtime's prelude makes of the handlers). `template`, `req` and the
-//! manifest are bound by each runtime: they read or build the runtime's
-//! own values in place (pages, the request's lazy fields, the manifest
-//! table given back). The catalog declares them too, and
+//! the runtime's prelude makes of the handlers), and `app.manifest` and
+//! its kin, on the same registry. `template` and `req` are bound by each
+//! runtime: they read or build the runtime's own values in place (pages,
+//! the request's lazy fields). The catalog declares them too, and
 //! crates/cove/tests/api_catalog.rs checks that each runtime exposes
 //! exactly those.
 
@@ -120,6 +120,7 @@ enum Kind {
     Db(&'static crate::db::DbFn),
     Res(&'static crate::response::ResFn),
     Route(&'static crate::routes::RouteFn),
+    App(&'static crate::routes::AppFn),
 }
 
 /// How a binding hands an entry its arguments.
@@ -193,7 +194,8 @@ impl CapFn {
             | Kind::Log(_)
             | Kind::Json(_)
             | Kind::Res(_)
-            | Kind::Route(_) => false,
+            | Kind::Route(_)
+            | Kind::App(_) => false,
         }
     }
 
@@ -253,21 +255,32 @@ impl CapFn {
         matches!(self.kind, Kind::Route(f) if f.takes_handlers())
     }
 
-    /// Check the arguments of a function that has a
-    /// [`handler_arg`](CapFn::handler_arg) (all of them as values, the
-    /// handler's only for its type in a message) and add `handler` to the
-    /// app's `registry`. `handler` is `None` when that argument is not a
-    /// function.
+    /// It acts on the app's registry ([`CapFn::register`]): `app`'s
+    /// routes, middleware, `app.ws`, and the manifest's functions.
+    pub fn uses_registry(&self) -> bool {
+        matches!(self.kind, Kind::Route(_) | Kind::App(_))
+    }
+
+    /// Run a function that [`uses_registry`](CapFn::uses_registry), its
+    /// arguments as values (a handler's only for its type in a message):
+    /// add `handler` to the app's `registry` (`None` when that argument is
+    /// not a function), or give or read the manifest.
     pub fn register<H>(
         &self,
         rt: Runtime,
         args: &[CapValue],
         handler: Option<H>,
         registry: &mut crate::Registry<H>,
-    ) -> Result<(), CapError> {
+    ) -> Result<CapValue, CapError> {
         match self.kind {
-            Kind::Route(f) => routes::register(f, rt, args, handler, registry),
-            _ => Err(CapError::new("internal", "not a function that registers")),
+            Kind::Route(f) => {
+                routes::register(f, rt, args, handler, registry).map(|()| CapValue::Nothing)
+            }
+            Kind::App(f) => routes::call(f, rt, args, registry),
+            _ => Err(CapError::new(
+                "internal",
+                "not a function of the app's registry",
+            )),
         }
     }
 
@@ -337,9 +350,9 @@ impl CapFn {
                 &mut res::Values::of(f, &args, scope.runtime),
             )
             .map(|()| Started::Done(CapValue::Nothing)),
-            Kind::Route(_) => Err(CapError::new(
+            Kind::Route(_) | Kind::App(_) => Err(CapError::new(
                 "internal",
-                "a function that registers a handler is called through CapFn::register",
+                "a function of the app's registry is called through CapFn::register",
             )),
         }
     }
@@ -438,6 +451,13 @@ pub fn functions() -> &'static [CapFn] {
             js: Some(f.js),
             js_async: false,
             kind: Kind::Route(f),
+        }));
+        all.extend(crate::routes::APP_FUNCTIONS.iter().map(|f| CapFn {
+            module: "hull:app",
+            lua: f.lua,
+            js: Some(f.js),
+            js_async: false,
+            kind: Kind::App(f),
         }));
         all.extend(crate::response::FUNCTIONS.iter().map(|f| CapFn {
             module: "hull:app",

@@ -1,6 +1,7 @@
 //! `app.get` … `app.use_post` and `app.ws` (crate::routes): their arguments
 //! checked and their messages made here, for both runtimes, and the handler
-//! added to the app's registry. The binding converts the arguments as it
+//! added to the app's registry. And `app`'s other functions ([`call`]):
+//! the manifest given to the registry and read back from it. The binding converts the arguments as it
 //! does any entry's and hands the handler over as its own function handle
 //! (`None` when that argument is not a function, or for `app.ws` not a
 //! table: the message names what it was).
@@ -8,7 +9,7 @@
 use cove_core::CapError;
 
 use super::{CapValue, Runtime};
-use crate::routes::{Registers, RouteFn, WS_HANDLERS};
+use crate::routes::{AppFn, AppOp, Registers, RouteFn, WS_HANDLERS};
 use crate::Registry;
 
 /// Register `handler` as `f` says, on the arguments the script passed.
@@ -54,6 +55,51 @@ pub(super) fn register<H>(
         Registers::Middleware(phase) => t.add_middleware(phase, method, pattern, id),
         Registers::Socket => t.add_socket(pattern, id),
     })
+}
+
+/// Run one of `app`'s functions that registers no handler.
+pub(super) fn call<H>(
+    f: &AppFn,
+    rt: Runtime,
+    args: &[CapValue],
+    registry: &mut Registry<H>,
+) -> Result<CapValue, CapError> {
+    match f.op {
+        AppOp::Manifest => {
+            registry.set_manifest(manifest(rt, args.first().unwrap_or(&CapValue::Nothing))?)?;
+            Ok(CapValue::Nothing)
+        }
+        // A copy, as JSON holds it: what is in force, whatever the script
+        // did to its own value afterwards.
+        AppOp::GetManifest => Ok(match registry.manifest() {
+            Some(m) => CapValue::Json(m.raw.to_string().into_bytes()),
+            None => CapValue::Nothing,
+        }),
+        AppOp::Accept => Ok(CapValue::Nothing),
+    }
+}
+
+/// The manifest as JSON: a table (JS: an object) of fields. A Lua table
+/// with nothing in it reads as an empty list. Functions in it are left
+/// out, as `JSON.stringify` leaves them.
+fn manifest(rt: Runtime, v: &CapValue) -> Result<serde_json::Value, CapError> {
+    match v {
+        CapValue::Record(_) => Ok(v.to_json()),
+        CapValue::List(items) if items.is_empty() => Ok(serde_json::json!({})),
+        other => {
+            let expected = match rt {
+                Runtime::Lua => "a table",
+                Runtime::Js => "an object",
+            };
+            Err(CapError::new(
+                "app.argument",
+                format!(
+                    "app.manifest: the argument must be {expected}, got {}",
+                    other.type_name(rt)
+                ),
+            ))
+        }
+    }
 }
 
 /// `app.ws`'s handlers: a table (JS: an object) of functions named

@@ -100,14 +100,28 @@ fn every_response_method_is_in_the_table() {
     let bound: Vec<_> = methods_of("Response").map(|f| (f.lua, f.js)).collect();
     let declared: Vec<_> = t.methods.iter().map(|s| (s.lua, s.js)).collect();
     assert_eq!(bound, declared);
-    // `app`'s own: the routes, the middleware and `app.publish`.
+    // `app`'s own: the routes, the middleware, `app.ws`, the manifest's
+    // functions and `app.publish` (`static`: JS only).
     let app: Vec<_> = module_functions("hull:app")
-        .map(|f| f.lua.unwrap())
+        .map(|f| f.js.unwrap())
         .collect();
     assert_eq!(
         app,
         [
-            "get", "post", "put", "patch", "delete", "del", "options", "use", "use_post", "ws",
+            "get",
+            "post",
+            "put",
+            "patch",
+            "delete",
+            "del",
+            "options",
+            "use",
+            "usePost",
+            "ws",
+            "manifest",
+            "getManifest",
+            "config",
+            "static",
             "publish"
         ]
     );
@@ -779,4 +793,75 @@ fn routes_and_middleware_register_the_handler_handed_over() {
     let got = refused(get, Runtime::Lua, &[s("/c"), f], Some("h2"), &mut reg);
     assert_eq!(got.0, "app.loaded");
     assert!(got.1.contains("while the app loads"), "{}", got.1);
+}
+
+#[test]
+fn the_manifest_is_given_to_the_registry_and_read_back_from_it() {
+    let manifest = find("hull:app", "manifest");
+    let get = find("hull:app", "getManifest");
+    assert_eq!(get.lua, Some("get_manifest"));
+    assert!(manifest.uses_registry() && manifest.handler_arg().is_none());
+    let mut reg: crate::Registry<&str> = crate::Registry::default();
+    let read = |reg: &mut crate::Registry<&str>| get.register(Runtime::Js, &[], None, reg);
+    assert_eq!(read(&mut reg).unwrap(), CapValue::Nothing);
+    // Not a table: refused, the message in each runtime's words.
+    for (rt, got) in [
+        (
+            Runtime::Lua,
+            "app.manifest: the argument must be a table, got string",
+        ),
+        (
+            Runtime::Js,
+            "app.manifest: the argument must be an object, got string",
+        ),
+    ] {
+        let e = manifest
+            .register(rt, &[s("hosts")], None, &mut reg)
+            .unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), ("app.argument", got));
+    }
+    // A field of the wrong shape.
+    let bad = CapValue::Record(vec![("env".into(), s("HOME"))]);
+    let e = manifest
+        .register(Runtime::Lua, &[bad], None, &mut reg)
+        .unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "app.invalid",
+            "app.manifest: `env` must be a list of strings"
+        )
+    );
+    // Functions are left out, as JSON.stringify leaves them; what is read
+    // back is what is in force.
+    let m = CapValue::Record(vec![
+        ("env".into(), CapValue::List(vec![s("HOME")])),
+        ("check".into(), CapValue::Other("function")),
+    ]);
+    manifest
+        .register(Runtime::Lua, &[m], None, &mut reg)
+        .unwrap();
+    assert_eq!(reg.env_allow(), Some(&["HOME".to_string()][..]));
+    assert_eq!(
+        read(&mut reg).unwrap(),
+        CapValue::Json(br#"{"env":["HOME"]}"#.to_vec())
+    );
+    let e = manifest
+        .register(Runtime::Lua, &[CapValue::List(vec![])], None, &mut reg)
+        .unwrap_err();
+    assert_eq!(e.code, "app.invalid");
+    // A Lua table with nothing in it, after loading: refused as late.
+    let mut late: crate::Registry<&str> = crate::Registry::default();
+    late.finish();
+    let e = manifest
+        .register(Runtime::Lua, &[CapValue::List(vec![])], None, &mut late)
+        .unwrap_err();
+    assert_eq!(e.code, "app.loaded");
+    // `app.config` and JS's `app.static` take anything and do nothing.
+    let static_ = find("hull:app", "static");
+    assert_eq!(static_.lua, None);
+    for f in [find("hull:app", "config"), static_] {
+        let got = f.register(Runtime::Js, &[CapValue::Int(1)], None, &mut late);
+        assert_eq!(got.unwrap(), CapValue::Nothing);
+    }
 }
