@@ -142,11 +142,15 @@ declare namespace Hull {
   }
   /** What metrics.counter returns; labels, if given, are a table/object of names to strings, numbers or booleans */
   interface Counter {
+    /** the series' name: app_<name>_total for a counter, app_<name> for the others */
+    series: string;
     /** add n (a whole number >= 0, default 1) to the series of these labels */
     inc(n?: number, labels?: Record<string, any>): void;
   }
   /** What metrics.gauge returns; labels, if given, are a table/object of names to strings, numbers or booleans */
   interface Gauge {
+    /** the series' name: app_<name>_total for a counter, app_<name> for the others */
+    series: string;
     /** set the series of these labels to v */
     set(v: number, labels?: Record<string, any>): void;
     /** add n (default 1) to the series of these labels */
@@ -156,6 +160,8 @@ declare namespace Hull {
   }
   /** What metrics.histogram returns; labels, if given, are a table/object of names to strings, numbers or booleans */
   interface Histogram {
+    /** the series' name: app_<name>_total for a counter, app_<name> for the others */
+    series: string;
     /** add the sample v to the series of these labels */
     observe(v: number, labels?: Record<string, any>): void;
   }

@@ -149,6 +149,7 @@ local HullSmtpResult = {}
 
 ---What metrics.counter returns; labels, if given, are a table/object of names to strings, numbers or booleans
 ---@class hull.Counter
+---@field series string the series' name: app_<name>_total for a counter, app_<name> for the others
 local HullCounter = {}
 
 ---add n (a whole number >= 0, default 1) to the series of these labels
@@ -158,6 +159,7 @@ function HullCounter:inc(n, labels) end
 
 ---What metrics.gauge returns; labels, if given, are a table/object of names to strings, numbers or booleans
 ---@class hull.Gauge
+---@field series string the series' name: app_<name>_total for a counter, app_<name> for the others
 local HullGauge = {}
 
 ---set the series of these labels to v
@@ -177,6 +179,7 @@ function HullGauge:dec(n, labels) end
 
 ---What metrics.histogram returns; labels, if given, are a table/object of names to strings, numbers or booleans
 ---@class hull.Histogram
+---@field series string the series' name: app_<name>_total for a counter, app_<name> for the others
 local HullHistogram = {}
 
 ---add the sample v to the series of these labels

@@ -1,9 +1,11 @@
 //! `metrics`: the app's own Prometheus series (`metrics.counter("signups")
 //! :inc()`), next to Cove's `cove_*` ones on `--metrics`.
 //!
-//! Declared once ([`KINDS`]: each kind's constructor and methods); each
-//! runtime binds the table with one loop (cove-lua/src/caps.rs,
-//! cove-js/src/caps.rs) and the catalog reads it (api/tables.rs).
+//! Declared once ([`KINDS`]: each kind's constructor and methods), as
+//! entries of the capability table (crate::cap: a constructor returns the
+//! metric's object, [`Metric::object`], which each binding gives its kind's
+//! methods; a method gets that object first, [`call_on`]); the catalog
+//! reads it too (api/tables.rs).
 //!
 //! A metric is made by name, once ([`Metric::new`]); labels go with each
 //! recording (`c:inc(1, {plan = "pro"})`), so one object serves every
@@ -235,7 +237,7 @@ impl Metric {
 
     /// Note the name's kind for the process, once per worker.
     fn register(&self, called: Called, help: Option<String>) -> Result<(), CapError> {
-        let known = KNOWN.with(|k| k.borrow().get(&*self.series).copied());
+        let known = KNOWN.with(|k| k.borrow().get(&*self.series).map(|m| m.kind));
         if known == Some(self.kind) {
             return Ok(());
         }
@@ -243,7 +245,7 @@ impl Metric {
             .lock()
             .map_err(|_| poisoned())?
             .name(self, called)?;
-        KNOWN.with(|k| k.borrow_mut().insert(self.series.to_string(), self.kind));
+        KNOWN.with(|k| k.borrow_mut().insert(self.series.to_string(), self.clone()));
         if first {
             if let Some(help) = help {
                 let name = self.series.to_string();
@@ -261,32 +263,19 @@ impl Metric {
     /// are on.
     pub fn call(&self, method: &Method, args: &[CapValue], rt: Runtime) -> Result<(), CapError> {
         let called = Called(self.kind.def().name, method.name);
-        let nothing = CapValue::Nothing;
-        let number = args.first().unwrap_or(&nothing);
-        let n = match number {
-            v if v.is_absent() && method.default_one => 1.0,
-            CapValue::Int(n) => *n as f64,
-            CapValue::Num(n) if n.is_finite() => *n,
-            other => {
-                let what = if method.default_one { "n" } else { "v" };
-                return Err(argument(format!(
-                    "{called}: {what} must be a finite number, got {}",
-                    match other {
-                        CapValue::Num(n) => n.to_string(),
-                        _ => other.type_name(rt).to_string(),
-                    }
-                )));
-            }
-        };
-        if self.kind == Kind::Counter && (n < 0.0 || n.fract() != 0.0) {
-            return Err(argument(format!(
-                "{called}: n must be a whole number of at least 0 (a counter only goes up), got {n}"
-            )));
-        }
-        let labels = labels_of(called, args.get(1).unwrap_or(&nothing), rt)?;
+        let (n, labels) = checked(self.kind, called, method, args, rt)?;
         if !cove_core::telemetry::on() {
             return Ok(());
         }
+        self.record(method, n, labels)
+    }
+
+    fn record(
+        &self,
+        method: &Method,
+        n: f64,
+        labels: Vec<(String, String)>,
+    ) -> Result<(), CapError> {
         with_handle(self, labels, |h| match (h, method.op) {
             (Handle::Counter(c), _) => c.increment(n as u64),
             (Handle::Gauge(g), Op::Set) => g.set(n),
@@ -295,6 +284,89 @@ impl Metric {
             (Handle::Histogram(h), _) => h.record(n),
         })
     }
+
+    /// The object a script holds for it (what `metrics.<kind>` returns,
+    /// with its kind's methods): a record of its series' name.
+    pub fn object(&self) -> CapValue {
+        CapValue::Record(vec![(
+            "series".to_string(),
+            CapValue::Str(self.series.as_bytes().to_vec()),
+        )])
+    }
+}
+
+/// A method called on a metric's object (the first of `args`, as
+/// [`Metric::object`] made it; the method's own arguments follow). With
+/// metrics on, the object must name a metric of `kind` this worker made.
+pub fn call_on(
+    kind: Kind,
+    method: &Method,
+    args: &[CapValue],
+    rt: Runtime,
+) -> Result<(), CapError> {
+    let called = Called(kind.def().name, method.name);
+    let series = match args.first().and_then(|o| o.field("series")) {
+        Some(CapValue::Str(b)) => String::from_utf8_lossy(b),
+        _ => {
+            let how = match rt {
+                Runtime::Lua => format!("as a method, with a colon (m:{}(...))", method.name),
+                Runtime::Js => format!(
+                    "on the object metrics.{} returned (m.{}(...))",
+                    kind.def().name,
+                    method.name
+                ),
+            };
+            return Err(argument(format!("{called}: call it {how}")));
+        }
+    };
+    let (n, labels) = checked(kind, called, method, &args[1..], rt)?;
+    if !cove_core::telemetry::on() {
+        return Ok(());
+    }
+    let metric = KNOWN.with(|k| k.borrow().get(&*series).filter(|m| m.kind == kind).cloned());
+    let metric = metric.ok_or_else(|| {
+        argument(format!(
+            "{called}: {series} is not a {} made by metrics.{}",
+            kind.def().name,
+            kind.def().name
+        ))
+    })?;
+    metric.record(method, n, labels)
+}
+
+/// A method's number (1 when it may be left out and is) and labels,
+/// checked.
+fn checked(
+    kind: Kind,
+    called: Called,
+    method: &Method,
+    args: &[CapValue],
+    rt: Runtime,
+) -> Result<(f64, Vec<(String, String)>), CapError> {
+    let nothing = CapValue::Nothing;
+    let number = args.first().unwrap_or(&nothing);
+    let n = match number {
+        v if v.is_absent() && method.default_one => 1.0,
+        CapValue::Int(n) => *n as f64,
+        CapValue::Num(n) if n.is_finite() => *n,
+        other => {
+            let what = if method.default_one { "n" } else { "v" };
+            return Err(argument(format!(
+                "{called}: {what} must be a finite number, got {}",
+                match other {
+                    CapValue::Num(n) => n.to_string(),
+                    _ => other.type_name(rt).to_string(),
+                }
+            )));
+        }
+    };
+    if kind == Kind::Counter && (n < 0.0 || n.fract() != 0.0) {
+        return Err(argument(format!(
+            "{called}: n must be a whole number of at least 0 (a counter only goes up), got {n}"
+        )));
+    }
+    let labels = labels_of(called, args.get(1).unwrap_or(&nothing), rt)?;
+    Ok((n, labels))
 }
 
 /// The labels argument: absent, or a table/object of names to strings,
@@ -359,8 +431,8 @@ thread_local! {
     /// This worker's handles, by series name and sorted labels: at most
     /// [`MAX_SERIES`] (every key was admitted by the registry).
     static HANDLES: RefCell<HashMap<SeriesKey, Handle>> = RefCell::new(HashMap::new());
-    /// The names this worker registered, and their kinds.
-    static KNOWN: RefCell<HashMap<String, Kind>> = RefCell::new(HashMap::new());
+    /// The names this worker registered, and their metrics.
+    static KNOWN: RefCell<HashMap<String, Metric>> = RefCell::new(HashMap::new());
 }
 
 fn with_handle(
@@ -592,6 +664,43 @@ mod tests {
             )
             .unwrap_err();
         assert!(e.message.contains("at most 10 labels"), "{}", e.message);
+    }
+
+    #[test]
+    fn methods_read_their_object_first() {
+        let c = Metric::new(Kind::Counter, &[s("objs")], Runtime::Lua).unwrap();
+        let object = c.object();
+        assert_eq!(object.field("series"), Some(&s("app_objs_total")));
+        let inc = &Kind::Counter.def().methods[0];
+        assert!(call_on(
+            Kind::Counter,
+            inc,
+            &[object.clone(), CapValue::Int(2)],
+            Runtime::Lua
+        )
+        .is_ok());
+        let e = call_on(
+            Kind::Counter,
+            inc,
+            &[object, CapValue::Int(-2)],
+            Runtime::Lua,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("whole number"), "{}", e.message);
+        // Called with a dot, or detached from its object.
+        for (rt, how) in [
+            (
+                Runtime::Lua,
+                "counter.inc: call it as a method, with a colon (m:inc(...))",
+            ),
+            (
+                Runtime::Js,
+                "counter.inc: call it on the object metrics.counter returned (m.inc(...))",
+            ),
+        ] {
+            let e = call_on(Kind::Counter, inc, &[CapValue::Int(1)], rt).unwrap_err();
+            assert_eq!((e.code, e.message.as_str()), ("metrics.argument", how));
+        }
     }
 
     #[test]

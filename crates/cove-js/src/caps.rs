@@ -18,6 +18,8 @@
 //! `res`'s methods and `app.publish` read their arguments where they lie
 //! ([`InPlace`]), as fast methods (a method's object is `this`; one that
 //! chains returns it).
+//! A metric's methods take theirs as values, `this` first; the object
+//! `metrics.counter` returns gets them as its prototype.
 //!
 //! Argument mistakes throw `TypeError`s (`RangeError` for a count out of
 //! range), as Hull's JS does, and a capability's failure a `CoveError`
@@ -25,10 +27,9 @@
 
 use std::rc::Rc;
 
-use rquickjs::function::Rest;
+use rquickjs::function::{Rest, This};
 use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Persistent, Promise, Value};
 
-use cove_caps::app_metrics::{self, Metric};
 use cove_caps::cap::res::{ArgReader, Scalar};
 use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::kv::Kv;
@@ -540,6 +541,8 @@ fn module<'js>(
             })?
             .with_name(&qualified)?
             .into_value()
+        } else if let Some(type_name) = f.returns_object() {
+            object_maker(ctx, calls, f, type_name, &qualified)?
         } else if f.reads_in_place() {
             function_with_magic::<InPlace>(ctx, &qualified, f.index())?
         } else {
@@ -576,6 +579,10 @@ pub(crate) fn methods<'js>(
     for f in cap::methods_of(type_name) {
         let Some(name) = f.js else { continue };
         let qualified = format!("{object}.{name}");
+        if !f.reads_in_place() {
+            obj.set(name, method_on_this(ctx, f, &qualified)?)?;
+            continue;
+        }
         let chains = if f.chains() { CHAINS_BIT } else { 0 };
         obj.set(
             name,
@@ -583,6 +590,60 @@ pub(crate) fn methods<'js>(
         )?;
     }
     Ok(obj)
+}
+
+/// A method that takes its arguments as values (a metric's `inc`): its
+/// object, `this`, comes first.
+fn method_on_this<'js>(
+    ctx: &Ctx<'js>,
+    f: &'static CapFn,
+    qualified: &str,
+) -> rquickjs::Result<Value<'js>> {
+    let func = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, this: This<Value<'js>>, args: Rest<Value<'js>>| {
+            let calls = ctx
+                .userdata::<CallsData>()
+                .ok_or_else(|| Exception::throw_internal(&ctx, "capabilities not installed"))?;
+            let mut values = Vec::with_capacity(args.0.len() + 1);
+            values.push(this.0);
+            values.extend(args.0);
+            Bound {
+                calls: &calls.0,
+                f,
+                origin: Origin::App,
+            }
+            .call(&ctx, &values)
+        },
+    )?;
+    Ok(func.with_name(qualified)?.into_value())
+}
+
+/// A function whose result is an object of a type with methods
+/// (`metrics.counter`): the object it returns gets the type's methods as
+/// its prototype.
+fn object_maker<'js>(
+    ctx: &Ctx<'js>,
+    calls: &Rc<Calls>,
+    f: &'static CapFn,
+    type_name: &'static str,
+    qualified: &str,
+) -> rquickjs::Result<Value<'js>> {
+    let calls = calls.clone();
+    let func = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
+        let made = Bound {
+            calls: &calls,
+            f,
+            origin: Origin::App,
+        }
+        .call(&ctx, &args.0)?;
+        if let Some(o) = made.as_object() {
+            let proto = methods(&ctx, type_name, &type_name.to_ascii_lowercase())?;
+            o.set_prototype(Some(&proto))?;
+        }
+        Ok::<_, rquickjs::Error>(made)
+    })?;
+    Ok(func.with_name(qualified)?.into_value())
 }
 
 /// Every capability module's object, under its export name, into
@@ -616,43 +677,6 @@ pub(crate) fn stdlib_db<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         .userdata::<CallsData>()
         .ok_or_else(|| Exception::throw_internal(ctx, "capabilities not installed"))?;
     module(ctx, &calls.0, "hull:db", Origin::Stdlib)
-}
-
-/// `hull:metrics`: `counter/gauge/histogram`, one function per kind of
-/// `app_metrics::KINDS`, each returning an object whose methods close over
-/// the metric (apps make their metrics once, at the top of a module).
-pub(crate) fn metrics_module<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
-    let obj = Object::new(ctx.clone())?;
-    for def in app_metrics::KINDS {
-        let kind = def.kind;
-        let make = Function::new(
-            ctx.clone(),
-            move |ctx: Ctx<'js>, args: Rest<Value<'js>>| -> rquickjs::Result<Object<'js>> {
-                let args = args_of(&args.0)?;
-                let metric =
-                    Rc::new(Metric::new(kind, &args, Runtime::Js).map_err(|e| throw(&ctx, &e))?);
-                let o = Object::new(ctx.clone())?;
-                for m in kind.def().methods {
-                    let metric = metric.clone();
-                    let f = Function::new(
-                        ctx.clone(),
-                        move |ctx: Ctx<'js>, args: Rest<Value<'js>>| -> rquickjs::Result<()> {
-                            let args = args_of(&args.0)?;
-                            metric
-                                .call(m, &args, Runtime::Js)
-                                .map_err(|e| throw(&ctx, &e))
-                        },
-                    )?
-                    .with_name(m.name)?;
-                    o.set(m.name, f)?;
-                }
-                Ok(o)
-            },
-        )?
-        .with_name(def.name)?;
-        obj.set(def.name, make)?;
-    }
-    Ok(obj)
 }
 
 /// `console.log/info/debug/warn/error`: `log`'s functions (`console.log`

@@ -131,7 +131,6 @@ fn install<'js>(
     objects.set(crate::bind::COVE_ERROR, out.get::<_, Object>("CoveError")?)?;
     crate::caps::install_console(ctx, &objects)?;
     objects.set("template", crate::template::module(ctx)?)?;
-    objects.set("metrics", crate::caps::metrics_module(ctx)?)?;
     ctx.store_userdata(objects)
         .map_err(|_| rquickjs::Error::new_from_js("userdata", "hull modules"))?;
     Ok((out.get("res")?, out.get("reqProto")?))

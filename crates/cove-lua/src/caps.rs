@@ -25,7 +25,6 @@ use std::ffi::c_int;
 use mlua::{Lua, MultiValue, Table, Value};
 use smallvec::SmallVec;
 
-use cove_caps::app_metrics::{self, Kind as MetricKind, Metric};
 use cove_caps::cap::res::{ArgReader, Scalar};
 use cove_caps::cap::{self, ArgForm, CapFn, CapValue, Reading, Runtime, Scope, Started};
 use cove_caps::json::{JsonError, JsonOp};
@@ -531,9 +530,35 @@ fn registering(
     })
 }
 
+/// A function whose result is an object of a type with methods
+/// (`metrics.counter`): the table it returns gets a metatable, made once,
+/// whose `__index` is the type's methods and `__name` the type's name.
+fn object_maker(
+    lua: &Lua,
+    f: &'static CapFn,
+    type_name: &'static str,
+) -> mlua::Result<mlua::Function> {
+    let meta = lua.create_table()?;
+    meta.raw_set("__index", methods(lua, type_name)?)?;
+    meta.raw_set("__name", type_name)?;
+    raising(lua, move |lua, args| {
+        let args = args_of(lua, args)?;
+        let made = match with_scope(lua, Origin::App, |s| f.call(s, args)) {
+            Ok(v) => results(lua, v)?,
+            Err(e) => return Err(mlua::Error::runtime(coded(lua, e))),
+        };
+        if let Some(Value::Table(t)) = made.front() {
+            t.set_metatable(Some(meta.clone()))?;
+        }
+        Ok(made)
+    })
+}
+
 fn function(lua: &Lua, f: &'static CapFn, origin: Origin) -> mlua::Result<mlua::Function> {
     if f.uses_registry() {
         registering(lua, f, f.handler_arg())
+    } else if let Some(type_name) = f.returns_object() {
+        object_maker(lua, f, type_name)
     } else if with_scope(lua, origin, |s| f.can_wait(s)) {
         slow_function(lua, move |lua, args| {
             let args = args_in_form(lua, f, args)?;
@@ -597,8 +622,7 @@ pub(crate) fn required(lua: &Lua, name: &str) -> mlua::Result<Option<Table>> {
     }
 }
 
-/// Every capability module with a Lua global, as that global, and
-/// `metrics`.
+/// Every capability module with a Lua global, as that global.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     for spec in cap::modules() {
         let global = cove_caps::api::module_by_js(spec).and_then(|m| m.lua_global);
@@ -606,74 +630,7 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
             lua.globals().raw_set(global, module(lua, spec)?)?;
         }
     }
-    lua.globals().raw_set("metrics", metrics_module(lua)?)
-}
-
-/// A metric as a Lua value: a userdata whose metatable (one per kind,
-/// hence the kind in its type) indexes its kind's methods, made once per
-/// VM, so making a metric costs one small allocation.
-struct MetricObj<const K: u8>(Metric);
-
-const fn kind_of(k: u8) -> MetricKind {
-    match k {
-        0 => MetricKind::Counter,
-        1 => MetricKind::Gauge,
-        _ => MetricKind::Histogram,
-    }
-}
-
-impl<const K: u8> mlua::UserData for MetricObj<K> {
-    fn add_fields<F: mlua::UserDataFields<Self>>(fields: &mut F) {
-        fields.add_meta_field_with("__index", |lua| {
-            let def = kind_of(K).def();
-            let methods = lua.create_table()?;
-            for m in def.methods {
-                let f = raising(lua, move |lua, args| {
-                    let mut args = args.into_iter();
-                    let this = match args.next() {
-                        Some(Value::UserData(u)) => u,
-                        _ => {
-                            return Err(mlua::Error::runtime(format!(
-                                "{}.{}: call it as a method, with a colon (c:{}(...))",
-                                def.name, m.name, m.name
-                            )))
-                        }
-                    };
-                    let this = this.borrow::<MetricObj<K>>()?;
-                    let args = args_of(lua, args.collect())?;
-                    match this.0.call(m, &args, Runtime::Lua) {
-                        Ok(()) => Ok(MultiValue::new()),
-                        Err(e) => Err(mlua::Error::runtime(coded(lua, e))),
-                    }
-                })?;
-                methods.raw_set(m.name, f)?;
-            }
-            Ok(methods)
-        });
-        fields.add_meta_field("__name", kind_of(K).def().type_name);
-    }
-}
-
-/// `metrics.counter/gauge/histogram`, one function per kind of
-/// `app_metrics::KINDS`.
-fn metrics_module(lua: &Lua) -> mlua::Result<Table> {
-    let t = lua.create_table()?;
-    for def in app_metrics::KINDS {
-        let kind = def.kind;
-        let f = raising(lua, move |lua, args| {
-            let args = args_of(lua, args)?;
-            let metric = Metric::new(kind, &args, Runtime::Lua)
-                .map_err(|e| mlua::Error::runtime(coded(lua, e)))?;
-            let obj = match kind {
-                MetricKind::Counter => lua.create_userdata(MetricObj::<0>(metric))?,
-                MetricKind::Gauge => lua.create_userdata(MetricObj::<1>(metric))?,
-                MetricKind::Histogram => lua.create_userdata(MetricObj::<2>(metric))?,
-            };
-            Ok(MultiValue::from_iter([Value::UserData(obj)]))
-        })?;
-        t.raw_set(def.name, f)?;
-    }
-    Ok(t)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -335,6 +335,10 @@ app.get("/flood", function(req, res)
   for i = 1, 1001 do signups:inc(1, { id = i }) end
   res:json({ ok = true })
 end)
+app.get("/forged", function(req, res)
+  getmetatable(signups).__index.inc({ series = "app_queue_depth" }) -- forged
+  res:json({ ok = true })
+end)
 "#
         }
         Lang::Js => {
@@ -363,6 +367,10 @@ app.get("/bad", (req, res) => {
 });
 app.get("/flood", (req, res) => {
   for (let i = 1; i <= 1001; i++) signups.inc(1, { id: i });
+  res.json({ ok: true });
+});
+app.get("/forged", (req, res) => {
+  Object.getPrototypeOf(signups).inc.call({ series: "app_queue_depth" }); // forged
   res.json({ ok: true });
 });
 "#
@@ -459,6 +467,20 @@ fn app_metrics_are_exported(lang: Lang) {
     assert!(made <= cove_caps::app_metrics::MAX_SERIES + 10, "{made}");
     // What was made before still counts.
     assert_eq!(sum(&m, "app_signups_total", &[("plan", "pro")]), 2.0);
+
+    // A method called on an object no `metrics.counter` made: refused.
+    assert_eq!(s.get("/forged").status, 500);
+    let log = s.wait_for_log("is not a counter");
+    let line = log
+        .lines()
+        .find(|l| l.contains("is not a counter"))
+        .unwrap();
+    let at = format!("{file}:{}:", line_in(source, "\"app_queue_depth\" })"));
+    assert!(line.contains(&at), "{at}: {line}");
+    assert!(
+        line.contains("counter.inc: app_queue_depth is not a counter made by metrics.counter"),
+        "{line}"
+    );
 }
 
 /// Without --metrics the calls check their arguments and record nothing.
@@ -493,6 +515,10 @@ test("metrics are no-ops", function()
   test.err(function() c:inc(-1) end, "whole number")
   test.err(function() metrics.gauge("bad name") end, "must match")
   test.eq(test.get("/bad").status, 500)
+  -- The object: its series' name, its kind's methods.
+  test.eq(c.series, "app_in_tests_total")
+  test.eq(tostring(c):sub(1, 8), "Counter:")
+  test.err(function() c.inc(1) end, "counter.inc: call it as a method, with a colon (m:inc(...))")
 end)
 "#
         }
@@ -507,6 +533,11 @@ test("metrics are no-ops", () => {
   test.err(() => c.inc(-1), "whole number");
   test.err(() => metrics.gauge("bad name"), "must match");
   test.eq(test.get("/bad").status, 500);
+  // The object: its series' name, its kind's methods.
+  test.eq(c.series, "app_in_tests_total");
+  test.eq(JSON.stringify(c), '{"series":"app_in_tests_total"}');
+  const inc = c.inc;
+  test.err(() => inc(1), "counter.inc: call it on the object metrics.counter returned (m.inc(...))");
 });
 "#
         }

@@ -134,7 +134,7 @@ pub(super) fn metrics() -> Module {
                 k.name
             )])[0]
                 .as_str(),
-            fields: &[],
+            fields: METRIC_FIELDS,
             methods,
         });
     }
@@ -151,6 +151,11 @@ pub(super) fn metrics() -> Module {
     }
 }
 
+const METRIC_FIELDS: &[super::types::Field] = &[super::types::f(
+    "series",
+    Ty::Str,
+    "the series' name: app_<name>_total for a counter, app_<name> for the others",
+)];
 const METRIC_PARAMS: &[Param] = &[p("name", Ty::Str), opt("help", Ty::Str)];
 const METHOD_PARAMS_N: &[Param] = &[opt("n", Ty::Num), opt("labels", Ty::Record)];
 const METHOD_PARAMS_V: &[Param] = &[p("v", Ty::Num), opt("labels", Ty::Record)];

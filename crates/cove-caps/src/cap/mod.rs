@@ -5,7 +5,8 @@
 //! one converter each way (cove-lua/src/caps.rs, cove-js/src/caps.rs); the
 //! checks of arguments, the messages and the results are made here, once,
 //! by each capability's adapter (crypto.rs, kv.rs, http.rs, smtp.rs,
-//! env.rs, log.rs, time, json.rs, db.rs, res.rs, routes.rs). Adding a function to a
+//! env.rs, log.rs, time, json.rs, db.rs, res.rs, routes.rs; `metrics`:
+//! crate::app_metrics). Adding a function to a
 //! capability's own table adds it to both runtimes and to the API catalog
 //! (api/tables.rs) with no binding code. Some shapes have a fast path in every binding's loop, still
 //! with no per-function code: a function of no arguments that reads a value
@@ -25,7 +26,9 @@
 //! their arguments as values, the handler handed over as the runtime's
 //! own function handle ([`CapFn::register`]; for `app.ws`, the dispatcher
 //! the runtime's prelude makes of the handlers), and `app.manifest` and
-//! its kin, on the same registry. `template` and `req` are bound by each
+//! its kin, on the same registry. `metrics.counter` and its kin return an
+//! object of a type with methods ([`CapFn::returns_object`]), which the
+//! binding gives the type's methods. `template` and `req` are bound by each
 //! runtime: they read or build the runtime's own values in place (pages,
 //! the request's lazy fields). The catalog declares them too, and
 //! crates/cove/tests/api_catalog.rs checks that each runtime exposes
@@ -121,6 +124,13 @@ enum Kind {
     Res(&'static crate::response::ResFn),
     Route(&'static crate::routes::RouteFn),
     App(&'static crate::routes::AppFn),
+    /// `metrics.counter` …: makes a metric's object.
+    MetricNew(&'static crate::app_metrics::KindDef),
+    /// A method of a metric's object (`c:inc()`).
+    MetricCall(
+        &'static crate::app_metrics::KindDef,
+        &'static crate::app_metrics::Method,
+    ),
 }
 
 /// How a binding hands an entry its arguments.
@@ -195,7 +205,9 @@ impl CapFn {
             | Kind::Json(_)
             | Kind::Res(_)
             | Kind::Route(_)
-            | Kind::App(_) => false,
+            | Kind::App(_)
+            | Kind::MetricNew(_)
+            | Kind::MetricCall(..) => false,
         }
     }
 
@@ -205,6 +217,18 @@ impl CapFn {
     pub fn method_of(&self) -> Option<&'static str> {
         match self.kind {
             Kind::Res(f) => f.of,
+            Kind::MetricCall(def, _) => Some(def.type_name),
+            _ => None,
+        }
+    }
+
+    /// Its result is an object of this type, which the binding gives the
+    /// type's methods ([`methods_of`]; a Lua metatable, a JS prototype):
+    /// what `metrics.counter` returns. A method that does not read in
+    /// place gets its object as its first argument, as a value.
+    pub fn returns_object(&self) -> Option<&'static str> {
+        match self.kind {
+            Kind::MetricNew(def) => Some(def.type_name),
             _ => None,
         }
     }
@@ -350,6 +374,12 @@ impl CapFn {
                 &mut res::Values::of(f, &args, scope.runtime),
             )
             .map(|()| Started::Done(CapValue::Nothing)),
+            Kind::MetricNew(def) => crate::app_metrics::Metric::new(def.kind, &args, scope.runtime)
+                .map(|m| Started::Done(m.object())),
+            Kind::MetricCall(def, m) => {
+                crate::app_metrics::call_on(def.kind, m, &args, scope.runtime)
+                    .map(|()| Started::Done(CapValue::Nothing))
+            }
             Kind::Route(_) | Kind::App(_) => Err(CapError::new(
                 "internal",
                 "a function of the app's registry is called through CapFn::register",
@@ -466,6 +496,22 @@ pub fn functions() -> &'static [CapFn] {
             js_async: false,
             kind: Kind::Res(f),
         }));
+        for def in crate::app_metrics::KINDS {
+            all.push(CapFn {
+                module: "hull:metrics",
+                lua: Some(def.name),
+                js: Some(def.name),
+                js_async: false,
+                kind: Kind::MetricNew(def),
+            });
+            all.extend(def.methods.iter().map(|m| CapFn {
+                module: "hull:metrics",
+                lua: Some(m.name),
+                js: Some(m.name),
+                js_async: false,
+                kind: Kind::MetricCall(def, m),
+            }));
+        }
         all.extend(crate::log::FUNCTIONS.iter().map(|&(name, level, _)| CapFn {
             module: "hull:log",
             lua: Some(name),
