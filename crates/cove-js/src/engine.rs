@@ -451,7 +451,7 @@ impl JsEngine {
         st: &mut ReqState,
         f: impl FnOnce(&mut ReqState) -> Result<Outcome, String>,
     ) -> Result<Flow, ScriptError> {
-        cove_caps::cap::res::begin(std::mem::take(&mut ex.res), self.csp.clone());
+        cove_caps::cap::res::begin(&mut ex.res, &self.csp);
         begin_call(Call {
             req: std::mem::take(&mut ex.req),
             req_id: st.req_id,
@@ -461,9 +461,7 @@ impl JsEngine {
         if let Some(call) = end_call() {
             ex.req = call.req;
         }
-        if let Some(res) = cove_caps::cap::res::end() {
-            ex.res = res;
-        }
+        cove_caps::cap::res::end(&mut ex.res);
         st.started = true;
         st.has_body = ex.req.body.is_some();
         self.host.db.borrow_mut().finish_call(&mut ex.turn);

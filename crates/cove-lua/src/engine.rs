@@ -280,16 +280,14 @@ impl LuaEngine {
         st: &mut ReqState,
         f: impl FnOnce(&mut Exchange, &mut ReqState) -> R,
     ) -> R {
-        cove_caps::cap::res::begin(std::mem::take(&mut ex.res), self.csp.clone());
+        cove_caps::cap::res::begin(&mut ex.res, &self.csp);
         req::begin(&mut ex.req);
         let result = f(ex, st);
         if self.fill_req.get() {
             req::fill_current(&self.lua, &self.current);
         }
         req::end(&mut ex.req);
-        if let Some(res) = cove_caps::cap::res::end() {
-            ex.res = res;
-        }
+        cove_caps::cap::res::end(&mut ex.res);
         self.with_db(|db| db.finish_call(&mut ex.turn));
         result
     }

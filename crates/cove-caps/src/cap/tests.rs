@@ -474,7 +474,8 @@ fn res_fn(name: &str) -> &'static CapFn {
 #[test]
 fn res_methods_build_the_response_in_progress() {
     let csp = std::rc::Rc::new(crate::Csp::Disabled);
-    res::begin(cove_core::Response::new(), csp);
+    let mut res = cove_core::Response::new();
+    res::begin(&mut res, &csp);
     let kv = Kv::local();
     let lua = scope(Runtime::Lua, &kv);
     let js = scope(Runtime::Js, &kv);
@@ -510,11 +511,16 @@ fn res_methods_build_the_response_in_progress() {
     let json = res_fn("json");
     let data = CapValue::Record(vec![("a".into(), CapValue::Int(1))]);
     json.call(&js, vec![data, CapValue::Null]).unwrap();
-    let res = res::end().unwrap();
+    assert!(res::end(&mut res));
     assert_eq!(res.status, 201);
     assert_eq!(&res.body[..], b"{\"a\":1}");
     assert!(res.headers.iter().any(|(k, v)| k == "X-A" && v == "7"));
-    assert!(res::end().is_none());
+    assert!(!res::end(&mut res));
+    // The slot is empty again for the next call.
+    let mut next = cove_core::Response::new();
+    res::begin(&mut next, &csp);
+    assert!(res::with_response(|r| r.status == 200 && r.body.is_empty()).unwrap());
+    assert!(res::end(&mut next));
 }
 
 #[test]
@@ -542,10 +548,8 @@ fn res_methods_outside_a_request_and_app_publish() {
         )
     );
     // An event and a message: data as JSON unless a string.
-    res::begin(
-        cove_core::Response::new(),
-        std::rc::Rc::new(crate::Csp::Disabled),
-    );
+    let mut res = cove_core::Response::new();
+    res::begin(&mut res, &std::rc::Rc::new(crate::Csp::Disabled));
     let event = res_fn("event");
     event
         .call(&lua, vec![CapValue::Num(2.0), s("tick"), CapValue::Nothing])
@@ -555,7 +559,7 @@ fn res_methods_outside_a_request_and_app_publish() {
         .unwrap();
     let e = err(res_fn("event").call(&lua, vec![s("x"), s("a\nb")]));
     assert_eq!(e.code, "res.invalid");
-    assert!(res::end().is_some());
+    assert!(res::end(&mut res));
 }
 
 fn ws_fn(name: &str) -> &'static CapFn {
@@ -584,7 +588,7 @@ fn ws_methods_queue_commands_for_their_own_connection() {
         .starts_with("ws:send: this connection's handler is not running"));
     let mut res = cove_core::Response::new();
     res.start_socket_turn(7, cove_core::WsEvent::Open);
-    res::begin(res, std::rc::Rc::new(crate::Csp::Disabled));
+    res::begin(&mut res, &std::rc::Rc::new(crate::Csp::Disabled));
     send.call(&lua, vec![CapValue::Int(7), s("hi")]).unwrap();
     send.call(
         &js,
@@ -641,7 +645,8 @@ fn ws_methods_queue_commands_for_their_own_connection() {
             "ws:subscribe: the topic must be a string, got number"
         )
     );
-    let turn = res::end().unwrap().socket_turn().unwrap().clone();
+    assert!(res::end(&mut res));
+    let turn = res.socket_turn().unwrap().clone();
     use cove_core::WsCommand;
     assert_eq!(
         turn.commands,
