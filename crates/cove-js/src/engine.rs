@@ -14,7 +14,7 @@ use cove_core::{
 use cove_db::{Db, SharedDb};
 
 use crate::error::{describe, describe_rejection, PRELUDE_NAME};
-use crate::host::{begin_call, end_call, set_req_id, settle_job, Call, Finish, Host};
+use crate::host::{begin_call, end_call, release_call, set_req_id, settle_job, Finish, Host};
 use crate::modules::{AppLoader, AppResolver, NativeObjects};
 use crate::raw::held::{self, hold, Held};
 use crate::raw::value::Val;
@@ -54,7 +54,7 @@ impl Drop for JsEngine {
     fn drop(&mut self) {
         // A call left behind by a panic may hold a JS value (template.rs
         // `Rendered`): freed now, while the runtime still exists.
-        drop(end_call());
+        release_call();
     }
 }
 
@@ -452,15 +452,9 @@ impl JsEngine {
         f: impl FnOnce(&mut ReqState) -> Result<Outcome, String>,
     ) -> Result<Flow, ScriptError> {
         cove_caps::cap::res::begin(&mut ex.res, &self.csp);
-        begin_call(Call {
-            req: std::mem::take(&mut ex.req),
-            req_id: st.req_id,
-            rendered: None,
-        });
+        begin_call(&mut ex.req, st.req_id);
         let result = f(st);
-        if let Some(call) = end_call() {
-            ex.req = call.req;
-        }
+        end_call(&mut ex.req);
         cove_caps::cap::res::end(&mut ex.res);
         st.started = true;
         st.has_body = ex.req.body.is_some();

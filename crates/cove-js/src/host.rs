@@ -114,23 +114,74 @@ thread_local! {
     /// The call in progress on this worker thread (one runtime per worker;
     /// calls never overlap). A thread-local rather than a `Host` field so the
     /// plain C functions of `req` reach it without captured state.
-    static CALL: RefCell<Option<Call>> = const { RefCell::new(None) };
+    static CALL: RefCell<Slot> = const { RefCell::new(Slot { call: None, lent: 0 }) };
 }
 
-/// Lend `call` to the natives until [`end_call`].
-pub(crate) fn begin_call(call: Call) {
-    CALL.with(|c| *c.borrow_mut() = Some(call));
+/// The call lent by [`begin_call`]: made once, its request swapped in and
+/// out (moved in and out, then dropped, it cost ~100 instructions a call).
+struct Slot {
+    call: Option<Call>,
+    /// Calls in progress: [`begin_call`]s not yet ended.
+    lent: u32,
 }
 
-/// Take back what [`begin_call`] lent.
-pub(crate) fn end_call() -> Option<Call> {
-    CALL.with(|c| c.borrow_mut().take())
+impl Slot {
+    fn current(&mut self) -> Option<&mut Call> {
+        match self.lent {
+            0 => None,
+            _ => self.call.as_mut(),
+        }
+    }
+}
+
+/// Lend `req` to the natives until [`end_call`], for the call whose `req`
+/// object's address is `req_id`.
+pub(crate) fn begin_call(req: &mut Request, req_id: usize) {
+    CALL.with(|c| {
+        let mut slot = c.borrow_mut();
+        let call = slot.call.get_or_insert_with(|| Call {
+            req: Request::default(),
+            req_id: 0,
+            rendered: None,
+        });
+        std::mem::swap(&mut call.req, req);
+        call.req_id = req_id;
+        call.rendered = None;
+        slot.lent += 1;
+    });
+}
+
+/// Give back the request lent at [`begin_call`]; the page it rendered
+/// last is let go.
+pub(crate) fn end_call(req: &mut Request) {
+    CALL.with(|c| {
+        let mut slot = c.borrow_mut();
+        if slot.lent == 0 {
+            return;
+        }
+        slot.lent -= 1;
+        if let Some(call) = slot.call.as_mut() {
+            std::mem::swap(&mut call.req, req);
+            call.rendered = None;
+        }
+    });
+}
+
+/// Let go of what the slot holds (a JS value, template.rs `Rendered`), as
+/// the runtime it belongs to closes.
+pub(crate) fn release_call() {
+    let call = CALL.with(|c| {
+        let mut slot = c.borrow_mut();
+        slot.lent = 0;
+        slot.call.take()
+    });
+    drop(call);
 }
 
 /// Record the address of the call's `req` object (made during the call).
 pub(crate) fn set_req_id(id: usize) {
     CALL.with(|c| {
-        if let Some(call) = c.borrow_mut().as_mut() {
+        if let Some(call) = c.borrow_mut().current() {
             call.req_id = id;
         }
     });
@@ -149,7 +200,7 @@ pub(crate) struct Rendered {
 
 /// Run `f` on the call in progress if there is one (`None` if not).
 pub(crate) fn if_call<R>(f: impl FnOnce(&mut Call) -> R) -> Option<R> {
-    CALL.with(|c| c.borrow_mut().as_mut().map(f))
+    CALL.with(|c| c.borrow_mut().current().map(f))
 }
 
 /// Run `f` on the call in progress, or fail with a message naming
@@ -159,7 +210,7 @@ pub(crate) fn with_call<R>(
     api: &str,
     f: impl FnOnce(&mut Call) -> Result<R, String>,
 ) -> Result<R, String> {
-    CALL.with(|c| match c.borrow_mut().as_mut() {
+    CALL.with(|c| match c.borrow_mut().current() {
         Some(call) => f(call),
         None => Err(format!(
             "{object}.{api}: this request has ended; use req and res only inside their own handler"
