@@ -437,28 +437,20 @@ fn app_metrics_are_exported(lang: Lang) {
     assert_eq!(sum(&m, "app_bytes_total", &[]), 10.0);
 
     // A bad name: a 500, the message at the script's line.
-    assert_eq!(s.get("/bad").status, 500);
-    let at = format!("{file}:{}:", line_in(source, "bad name"));
-    let log = s.wait_for_log("must match [a-zA-Z_]");
-    let line = log
-        .lines()
-        .find(|l| l.contains("must match [a-zA-Z_]"))
-        .unwrap();
-    assert!(line.contains(&at), "{at}: {line}");
-    assert!(
-        line.contains("metrics.counter: name \"sign-ups\" must match"),
-        "{line}"
+    failed_at(
+        &s,
+        "/bad",
+        "metrics.counter: name \"sign-ups\" must match",
+        &format!("{file}:{}:", line_in(source, "bad name")),
     );
 
     // A label from input: the series stop at the bound, with an error.
-    assert_eq!(s.get("/flood").status, 500);
-    let log = s.wait_for_log("series, the most it may");
-    let line = log
-        .lines()
-        .find(|l| l.contains("series, the most it may"))
-        .unwrap();
-    let at = format!("{file}:{}:", line_in(source, "1001"));
-    assert!(line.contains(&at), "{at}: {line}");
+    failed_at(
+        &s,
+        "/flood",
+        "series, the most it may",
+        &format!("{file}:{}:", line_in(source, "1001")),
+    );
     let m = scrape(&s);
     let made = m
         .iter()
@@ -469,18 +461,20 @@ fn app_metrics_are_exported(lang: Lang) {
     assert_eq!(sum(&m, "app_signups_total", &[("plan", "pro")]), 2.0);
 
     // A method called on an object no `metrics.counter` made: refused.
-    assert_eq!(s.get("/forged").status, 500);
-    let log = s.wait_for_log("is not a counter");
-    let line = log
-        .lines()
-        .find(|l| l.contains("is not a counter"))
-        .unwrap();
-    let at = format!("{file}:{}:", line_in(source, "\"app_queue_depth\" })"));
-    assert!(line.contains(&at), "{at}: {line}");
-    assert!(
-        line.contains("counter.inc: app_queue_depth is not a counter made by metrics.counter"),
-        "{line}"
+    failed_at(
+        &s,
+        "/forged",
+        "counter.inc: app_queue_depth is not a counter made by metrics.counter",
+        &format!("{file}:{}:", line_in(source, "\"app_queue_depth\" })")),
     );
+}
+
+/// `path` answers 500 and the log names `message` at the script line `at`.
+fn failed_at(s: &Server, path: &str, message: &str, at: &str) {
+    assert_eq!(s.get(path).status, 500, "{path}");
+    let log = s.wait_for_log(message);
+    let line = log.lines().find(|l| l.contains(message)).unwrap();
+    assert!(line.contains(at), "{at}: {line}");
 }
 
 /// Without --metrics the calls check their arguments and record nothing.
