@@ -1,10 +1,10 @@
 //! `app.get` … `app.use_post` and `app.ws` (crate::routes): their arguments
 //! checked and their messages made here, for both runtimes, and the handler
-//! added to the app's registry. And `app`'s other functions ([`call`]):
-//! the manifest given to the registry and read back from it. The binding converts the arguments as it
+//! added to the app's registry. The binding converts the arguments as it
 //! does any entry's and hands the handler over as its own function handle
 //! (`None` when that argument is not a function, or for `app.ws` not a
-//! table: the message names what it was).
+//! table: the message names what it was). And `app`'s other functions
+//! ([`call`]): the manifest given to the registry and read back from it.
 
 use cove_core::CapError;
 
