@@ -114,28 +114,26 @@ thread_local! {
     /// The call in progress on this worker thread (one runtime per worker;
     /// calls never overlap). A thread-local rather than a `Host` field so the
     /// plain C functions of `req` reach it without captured state.
-    static CALL: RefCell<Slot> = const { RefCell::new(Slot { call: None, lent: 0 }) };
+    static CALL: RefCell<Slot> = const { RefCell::new(Slot { call: None, lent: false }) };
 }
 
 /// The call lent by [`begin_call`]: made once, its request swapped in and
 /// out (moved in and out, then dropped, it cost ~100 instructions a call).
 struct Slot {
     call: Option<Call>,
-    /// Calls in progress: [`begin_call`]s not yet ended.
-    lent: u32,
+    /// A call is in progress: [`begin_call`] ran and [`end_call`] did not yet.
+    lent: bool,
 }
 
 impl Slot {
     fn current(&mut self) -> Option<&mut Call> {
-        match self.lent {
-            0 => None,
-            _ => self.call.as_mut(),
-        }
+        self.call.as_mut().filter(|_| self.lent)
     }
 }
 
 /// Lend `req` to the natives until [`end_call`], for the call whose `req`
-/// object's address is `req_id`.
+/// object's address is `req_id`. Calls do not nest; a call a panic left
+/// lent is over once this runs.
 pub(crate) fn begin_call(req: &mut Request, req_id: usize) {
     CALL.with(|c| {
         let mut slot = c.borrow_mut();
@@ -147,7 +145,7 @@ pub(crate) fn begin_call(req: &mut Request, req_id: usize) {
         std::mem::swap(&mut call.req, req);
         call.req_id = req_id;
         call.rendered = None;
-        slot.lent += 1;
+        slot.lent = true;
     });
 }
 
@@ -156,10 +154,10 @@ pub(crate) fn begin_call(req: &mut Request, req_id: usize) {
 pub(crate) fn end_call(req: &mut Request) {
     CALL.with(|c| {
         let mut slot = c.borrow_mut();
-        if slot.lent == 0 {
+        if !slot.lent {
             return;
         }
-        slot.lent -= 1;
+        slot.lent = false;
         if let Some(call) = slot.call.as_mut() {
             std::mem::swap(&mut call.req, req);
             call.rendered = None;
@@ -172,7 +170,7 @@ pub(crate) fn end_call(req: &mut Request) {
 pub(crate) fn release_call() {
     let call = CALL.with(|c| {
         let mut slot = c.borrow_mut();
-        slot.lent = 0;
+        slot.lent = false;
         slot.call.take()
     });
     drop(call);

@@ -520,7 +520,18 @@ fn res_methods_build_the_response_in_progress() {
     let mut next = cove_core::Response::new();
     res::begin(&mut next, &csp);
     assert!(res::with_response(|r| r.status == 200 && r.body.is_empty()).unwrap());
-    assert!(res::end(&mut next));
+    // A call a panic left lent (no `end`) is over once the next begins:
+    // after that one's end, `res` refuses again.
+    let mut after = cove_core::Response::new();
+    res::begin(&mut after, &csp);
+    status.call(&lua, vec![CapValue::Int(204)]).unwrap();
+    assert!(res::end(&mut after));
+    assert_eq!(after.status, 204);
+    assert!(!res::end(&mut next));
+    assert_eq!(
+        err(status.call(&lua, vec![CapValue::Int(200)])).code,
+        "res.ended"
+    );
 }
 
 #[test]
