@@ -259,17 +259,6 @@ impl Metric {
         Ok(())
     }
 
-    /// A method's call: `(n|v [, labels])`, checked; recorded when metrics
-    /// are on.
-    pub fn call(&self, method: &Method, args: &[CapValue], rt: Runtime) -> Result<(), CapError> {
-        let called = Called(self.kind.def().name, method.name);
-        let (n, labels) = checked(self.kind, called, method, args, rt)?;
-        if !cove_core::telemetry::on() {
-            return Ok(());
-        }
-        self.record(method, n, labels)
-    }
-
     fn record(
         &self,
         method: &Method,
@@ -548,6 +537,15 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
         )
+    }
+
+    impl Metric {
+        /// `method(args…)` called on this metric's object.
+        fn call(&self, method: &Method, args: &[CapValue], rt: Runtime) -> Result<(), CapError> {
+            let mut all = vec![self.object()];
+            all.extend_from_slice(args);
+            call_on(self.kind, method, &all, rt)
+        }
     }
 
     #[test]

@@ -33,19 +33,9 @@ struct Current {
     lent: bool,
 }
 
-/// What the slot holds before any call: an empty response.
-const EMPTY: Response = Response {
-    status: 200,
-    headers: Vec::new(),
-    content_type: None,
-    body_type: None,
-    body: bytes::Bytes::new(),
-    live: None,
-};
-
 thread_local! {
     static CURRENT: RefCell<Current> = const {
-        RefCell::new(Current { res: EMPTY, csp: None, lent: false })
+        RefCell::new(Current { res: Response::new(), csp: None, lent: false })
     };
 }
 
